@@ -1,0 +1,256 @@
+"""Exponential-family distributions for GLMs: Binomial, Gaussian and Poisson.
+
+A :class:`Family` *has* a :class:`~glmclass.links.Link`. Everything IRLS needs is computed
+from the linear predictor ``eta`` on the log scale, so that tails neither overflow nor lose the
+weights: the working weight ``w = mu'(eta)^2 / V(mu)`` and the ratio ``mu'(eta) / V(mu)`` come
+from ``exp(log mu' - log V)`` rather than a quotient of two underflowed numbers.
+
+References
+----------
+McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed., ch. 2.
+Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.6.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+from scipy import special
+
+from . import links as L
+
+# |eta| above which the double-exponential links overflow; as R's cloglog mu.eta (pmin(eta, 700))
+_ETA_MAX = 700.0
+
+
+def _xlogy_safe(y: np.ndarray, logx: np.ndarray) -> np.ndarray:
+    """y * log x with 0 * (-inf) = 0."""
+    with np.errstate(invalid="ignore"):
+        return np.where(y == 0, 0.0, y * logx)
+
+
+@dataclass(frozen=True)
+class Family(ABC):
+    """Base class: a distribution with variance function V(mu), composed with a link."""
+
+    link: L.Link
+    name: ClassVar[str] = "family"
+    canonical: ClassVar[type] = L.Identity
+    allowed: ClassVar[tuple] = ()
+    fixed_scale: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.link, tuple(self.allowed)):
+            names = ", ".join(c.name for c in self.allowed)
+            raise ValueError(
+                f"link {self.link!r} is not available for the {self.name} family; use one of {names}"
+            )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(link={self.link!r})"
+
+    @property
+    def is_canonical(self) -> bool:
+        """Whether the link is the canonical one (then observed = expected information)."""
+        return isinstance(self.link, self.canonical)
+
+    # --- what each family defines -------------------------------------------------------
+    @abstractmethod
+    def log_variance(self, eta: np.ndarray) -> np.ndarray:
+        """log V(mu(eta))."""
+
+    @abstractmethod
+    def dvariance(self, mu: np.ndarray) -> np.ndarray:
+        """dV/dmu."""
+
+    @abstractmethod
+    def unit_deviance(self, y: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        """Unit deviance d(y, mu(eta)) (before prior weights)."""
+
+    @abstractmethod
+    def loglik_obs(
+        self, y: np.ndarray, eta: np.ndarray, var_weights: np.ndarray, scale: float
+    ) -> np.ndarray:
+        """Log-likelihood of each observation (before frequency weights)."""
+
+    @abstractmethod
+    def start_mu(self, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Starting values for mu, as R's ``mustart``."""
+
+    @abstractmethod
+    def check_endog(self, y: np.ndarray) -> None:
+        """Raise ValueError when y is outside the support of the family."""
+
+    # --- derived quantities ---------------------------------------------------------------
+    def variance(self, mu: np.ndarray) -> np.ndarray:
+        """V(mu)."""
+        return np.exp(self.log_variance(self.link.link(mu)))
+
+    def valid(self, eta: np.ndarray) -> bool:
+        """Whether eta maps to a mean inside the family's domain."""
+        if not self.link.valid_eta(eta):
+            return False
+        with np.errstate(all="ignore"):
+            return bool(np.all(np.isfinite(self.log_variance(eta))))
+
+    def score_ratio(self, eta: np.ndarray) -> np.ndarray:
+        """mu'(eta) / V(mu): the factor of (y - mu) in the score."""
+        eta = np.clip(eta, -_ETA_MAX, _ETA_MAX)  # beyond, exp(+-eta) is inf - inf
+        with np.errstate(over="ignore"):
+            return np.exp(self.link.log_mu_eta(eta) - self.log_variance(eta))
+
+    def working_weights(self, eta: np.ndarray) -> np.ndarray:
+        """Fisher weights mu'(eta)^2 / V(mu) (before prior weights)."""
+        eta = np.clip(eta, -_ETA_MAX, _ETA_MAX)
+        with np.errstate(over="ignore"):
+            return np.exp(2.0 * self.link.log_mu_eta(eta) - self.log_variance(eta))
+
+    def irls_terms(
+        self, y: np.ndarray, eta: np.ndarray, weights: np.ndarray, observed: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """What one IRLS step needs at ``eta``: ``(w, u, deviance)``.
+
+        ``w`` are the prior-weighted Fisher weights (observed-information weights when
+        ``observed`` and the link is not canonical), ``u = weights * mu'/V * (y - mu)`` the score
+        per unit of eta (so that ``w z = w (eta - offset) + u``), ``deviance`` the weighted sum of
+        unit deviances.
+        """
+        w = weights * (self.observed_weights(y, eta) if observed else self.working_weights(eta))
+        with np.errstate(invalid="ignore"):
+            u = weights * self.score_ratio(eta) * (y - self.link.inverse(eta))
+        dev = float(np.sum(weights * self.unit_deviance(y, eta)))
+        return w, u, dev
+
+    def observed_weights(self, y: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        """Minus d^2 l / d eta^2 per observation: the weights of the observed information.
+
+        ``w_obs = w - (y - mu) * (r * mu''/mu' - r^2 V'(mu))`` with ``r = mu'/V``; it equals the
+        Fisher weight for a canonical link.
+        """
+        if self.is_canonical:
+            return self.working_weights(eta)
+        eta = np.clip(eta, -_ETA_MAX, _ETA_MAX)
+        mu = self.link.inverse(eta)
+        r = self.score_ratio(eta)
+        return self.working_weights(eta) - (y - mu) * (
+            r * self.link.dlog_mu_eta(eta) - r * r * self.dvariance(mu)
+        )
+
+
+def _binomial_links() -> tuple:
+    return (L.Logit, L.Probit, L.CLogLog, L.LogLog, L.Cauchit, L.Log, L.Identity)
+
+
+@dataclass(frozen=True, repr=False)
+class Binomial(Family):
+    """Binomial family for 0/1 responses or proportions (``var_weights`` = number of trials).
+
+    Parameters
+    ----------
+    link : Link, default Logit()
+        Any of logit, probit, cloglog, loglog, cauchit, log, identity.
+    """
+
+    link: L.Link = field(default_factory=L.Logit)
+    name = "Binomial"
+    canonical = L.Logit
+    allowed = _binomial_links()
+
+    def log_variance(self, eta):
+        return self.link.log_inverse(eta) + self.link.log_inverse_c(eta)
+
+    def dvariance(self, mu):
+        return 1.0 - 2.0 * mu
+
+    def unit_deviance(self, y, eta):
+        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
+        sat = special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)
+        return 2.0 * (sat - _xlogy_safe(y, lm) - _xlogy_safe(1.0 - y, l1m))
+
+    def loglik_obs(self, y, eta, var_weights, scale=1.0):
+        n = var_weights
+        k = n * y
+        k = np.where(np.abs(k - np.round(k)) < 1e-7, np.round(k), k)  # R rounds successes
+        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
+        comb = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+        return comb + _xlogy_safe(k, lm) + _xlogy_safe(n - k, l1m)
+
+    def start_mu(self, y, weights):
+        return (weights * y + 0.5) / (weights + 1.0)
+
+    def check_endog(self, y):
+        if np.any((y < 0) | (y > 1)):
+            raise ValueError(
+                "a Binomial response must be 0/1, a two-level label, or a proportion in [0, 1] "
+                "with var_weights = number of trials"
+            )
+
+
+@dataclass(frozen=True, repr=False)
+class Poisson(Family):
+    """Poisson family for counts (log link by default)."""
+
+    link: L.Link = field(default_factory=L.Log)
+    name = "Poisson"
+    canonical = L.Log
+    allowed = (L.Log, L.Identity)
+
+    def log_variance(self, eta):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.link.log_inverse(eta)
+
+    def dvariance(self, mu):
+        return np.ones_like(mu)
+
+    def unit_deviance(self, y, eta):
+        mu = self.link.inverse(eta)
+        return 2.0 * (special.xlogy(y, y) - _xlogy_safe(y, self.link.log_inverse(eta)) - y + mu)
+
+    def loglik_obs(self, y, eta, var_weights, scale=1.0):
+        mu = self.link.inverse(eta)
+        ll = _xlogy_safe(y, self.link.log_inverse(eta)) - mu - special.gammaln(y + 1)
+        return var_weights * ll
+
+    def start_mu(self, y, weights):
+        return y + 0.1
+
+    def check_endog(self, y):
+        if np.any(y < 0):
+            raise ValueError("a Poisson response must be non-negative counts")
+
+
+@dataclass(frozen=True, repr=False)
+class Gaussian(Family):
+    """Gaussian family (identity link by default); the dispersion is estimated."""
+
+    link: L.Link = field(default_factory=L.Identity)
+    name = "Gaussian"
+    canonical = L.Identity
+    allowed = (L.Identity, L.Log)
+    fixed_scale = False
+
+    def log_variance(self, eta):
+        return np.zeros_like(np.asarray(eta, dtype=float))
+
+    def dvariance(self, mu):
+        return np.zeros_like(mu)
+
+    def unit_deviance(self, y, eta):
+        return (y - self.link.inverse(eta)) ** 2
+
+    def loglik_obs(self, y, eta, var_weights, scale=1.0):
+        r = y - self.link.inverse(eta)
+        with np.errstate(divide="ignore"):
+            return -0.5 * (np.log(2 * np.pi * scale / var_weights) + var_weights * r * r / scale)
+
+    def start_mu(self, y, weights):
+        if isinstance(self.link, L.Log):
+            return np.where(y > 0, y, 0.1)
+        return y.astype(float)
+
+    def check_endog(self, y):
+        if isinstance(self.link, L.Log) and np.any(y <= 0) and not np.any(y > 0):
+            raise ValueError("a Gaussian model with a log link needs some positive responses")

@@ -1,0 +1,241 @@
+"""Design matrices from patsy formulas on pandas DataFrames (the only module that imports patsy).
+
+:func:`build_design` turns ``"y ~ x1 + C(g) + np.log(x2)"`` and a DataFrame into the response,
+the design matrix and a :class:`DesignSpec` that rebuilds the same columns for new data
+(categorical levels and stateful transforms such as ``center()``/``standardize()`` are
+remembered from the training data).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def _env(depth: int) -> patsy.EvalEnvironment:
+    env = patsy.EvalEnvironment.capture(depth + 1)
+    return env.with_outer_namespace({"np": np, "numpy": np})
+
+
+def _referenced_columns(formula: str, data: pd.DataFrame) -> list[str]:
+    """Columns of ``data`` named in ``formula`` (identifiers and Q('...') quoting)."""
+    names = set(_IDENT.findall(formula)) | set(re.findall(r"Q\(['\"](.+?)['\"]\)", formula))
+    return [c for c in data.columns if str(c) in names]
+
+
+def split_formula(formula: str) -> tuple[str | None, str]:
+    """Split ``"lhs ~ rhs"`` into its two sides (lhs None for a one-sided formula)."""
+    if not isinstance(formula, str):
+        raise TypeError(f"formula must be a string like 'y ~ x1 + x2', got {type(formula).__name__}")
+    if "~" not in formula:
+        return None, formula
+    lhs, rhs = formula.split("~", 1)
+    return lhs.strip(), rhs.strip()
+
+
+@dataclass
+class DesignSpec:
+    """How the design columns were built, to build them again for new data.
+
+    Attributes
+    ----------
+    formula : str
+        The model formula.
+    column_names : list of str
+        Design-matrix column names, in order.
+    design_info : patsy.DesignInfo
+        patsy's record of factors, levels and stateful-transform state.
+    """
+
+    formula: str
+    column_names: list[str]
+    design_info: Any = field(repr=False)
+    _rebuild: pd.DataFrame = field(repr=False, default=None)
+
+    def exog(self, newdata: pd.DataFrame) -> np.ndarray:
+        """The design matrix for ``newdata`` (rows with missing values give NaN rows).
+
+        Raises
+        ------
+        ValueError
+            If a column is missing from ``newdata`` or a categorical column has a level that
+            was not in the training data (the message names the column and the level).
+        """
+        if not isinstance(newdata, pd.DataFrame):
+            newdata = pd.DataFrame(newdata)
+        self._check_levels(newdata)
+        try:
+            (mat,) = patsy.build_design_matrices(
+                [self.design_info], newdata, NA_action=patsy.NAAction(NA_types=[])
+            )
+        except patsy.PatsyError as exc:
+            raise ValueError(f"cannot build the design for new data: {exc}") from None
+        except NameError as exc:
+            raise ValueError(f"new data lack a column the formula uses: {exc}") from None
+        return np.asarray(mat, dtype=float)
+
+    def _check_levels(self, newdata: pd.DataFrame) -> None:
+        for factor, info in self.design_info.factor_infos.items():
+            if info.type != "categorical":
+                continue
+            cols = _referenced_columns(factor.name(), newdata)
+            if len(cols) != 1:
+                continue
+            col = cols[0]
+            seen = pd.unique(newdata[col].dropna())
+            unseen = [v for v in seen if v not in set(info.categories)]
+            if unseen:
+                raise ValueError(
+                    f"column {col!r} has level {unseen[0]!r}, which was not in the data the "
+                    f"model was fit on (levels: {list(info.categories)})"
+                )
+
+    # patsy's DesignInfo does not pickle: keep the training columns and rebuild it on load
+    def __getstate__(self) -> dict:
+        return {"formula": self.formula, "column_names": self.column_names,
+                "_rebuild": self._rebuild}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        rhs = split_formula(self.formula)[1]
+        self.design_info = patsy.dmatrix(
+            rhs, self._rebuild, eval_env=_env(0), NA_action="drop"
+        ).design_info
+
+
+@dataclass(frozen=True)
+class Design:
+    """A response, a design matrix and what is needed to rebuild it.
+
+    Attributes
+    ----------
+    endog : pandas.Series or None
+        Raw response values of the kept rows (not yet encoded).
+    exog : ndarray of shape (n_obs, p)
+    spec : DesignSpec
+    rows : ndarray of int
+        Positions in ``data`` of the kept rows.
+    index : pandas.Index
+        Labels of the kept rows.
+    n_dropped : int
+        Rows dropped for missing values.
+    """
+
+    endog: pd.Series | None
+    exog: np.ndarray
+    spec: DesignSpec
+    rows: np.ndarray
+    index: pd.Index
+    n_dropped: int
+
+
+def build_design(
+    formula: str,
+    data: pd.DataFrame,
+    missing: str = "drop",
+    aligned: dict[str, np.ndarray | None] | None = None,
+    eval_env: int = 0,
+) -> Design:
+    """Build the response and the design matrix of ``formula`` on ``data``.
+
+    Parameters
+    ----------
+    formula : str
+        patsy formula, ``"y ~ x1 + C(g)"``; a one-sided ``"~ x1"`` has no response.
+    data : pandas.DataFrame
+    missing : {"drop", "raise"}
+        Drop rows with a missing value in any used column (R's ``na.omit``) or raise.
+    aligned : dict of name -> array, optional
+        Weights or offsets aligned with ``data``; their missing values count too.
+    eval_env : int
+        How many frames above the caller to look up names such as ``np`` or user functions.
+
+    Returns
+    -------
+    Design
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if missing not in ("drop", "raise"):
+        raise ValueError(f"missing must be 'drop' or 'raise', got {missing!r}")
+    if len(data) == 0:
+        raise ValueError("data is an empty DataFrame: there is nothing to fit")
+    lhs, rhs = split_formula(formula)
+    used = _referenced_columns(formula, data)
+    frame = data.set_axis(pd.RangeIndex(len(data)), axis=0)  # positions; no copy under CoW
+    env = _env(eval_env + 1)
+    try:
+        x = patsy.dmatrix(rhs, frame, eval_env=env, NA_action="drop", return_type="dataframe")
+    except patsy.PatsyError as exc:
+        raise ValueError(_patsy_message(exc, formula, data)) from None
+    except NameError as exc:
+        raise ValueError(
+            f"the formula {formula!r} names something that is not a column of data: {exc}"
+        ) from None
+    keep = np.zeros(len(data), dtype=bool)
+    keep[x.index.to_numpy()] = True
+    endog = None
+    if lhs:
+        endog = _response(lhs, frame, env)
+        keep &= ~endog.isna().to_numpy()
+    for name, arr in (aligned or {}).items():
+        if arr is not None:
+            arr = np.asarray(arr)
+            if arr.shape[0] != len(data):
+                raise ValueError(f"{name} has {arr.shape[0]} values but data has {len(data)} rows")
+            if arr.dtype.kind in "fc":
+                keep &= ~np.isnan(arr)
+    n_dropped = int(len(data) - keep.sum())
+    if n_dropped and missing == "raise":
+        raise ValueError(_missing_message(data, used, keep, aligned))
+    rows = np.flatnonzero(keep)
+    if not len(rows):
+        raise ValueError("no complete rows: every row has a missing value in a used column")
+    info = x.design_info
+    x = x.loc[rows]
+    exog = np.ascontiguousarray(x.to_numpy(dtype=float))
+    spec = DesignSpec(formula, list(x.columns), info, frame[used].iloc[rows])
+    y = endog.iloc[rows].set_axis(data.index[rows]) if endog is not None else None
+    return Design(y, exog, spec, rows, data.index[rows], n_dropped)
+
+
+def _response(lhs: str, frame: pd.DataFrame, env: patsy.EvalEnvironment) -> pd.Series:
+    """The response: a column taken as it is (labels kept) or a numeric expression."""
+    if lhs in frame.columns:
+        return frame[lhs].rename(lhs)
+    if lhs.startswith("Q(") and lhs[3:-2] in frame.columns:
+        return frame[lhs[3:-2]].rename(lhs[3:-2])
+    try:
+        y = patsy.dmatrix(lhs + " - 1", frame, eval_env=env, NA_action=patsy.NAAction(NA_types=[]),
+                          return_type="dataframe")
+    except (patsy.PatsyError, NameError) as exc:
+        raise ValueError(f"cannot evaluate the response {lhs!r}: {exc}") from None
+    if y.shape[1] != 1:
+        raise ValueError(f"the response {lhs!r} must be one column, got {y.shape[1]}")
+    return y.iloc[:, 0].rename(lhs)
+
+
+def _missing_message(data, used, keep, aligned) -> str:
+    bad = [c for c in used if data[c].isna().any()]
+    bad += [n for n, a in (aligned or {}).items()
+            if a is not None and np.asarray(a).dtype.kind in "fc" and np.isnan(a).any()]
+    counts = ", ".join(
+        f"{c!r} ({int(data[c].isna().sum()) if c in data.columns else int(np.isnan(aligned[c]).sum())})"
+        for c in bad
+    )
+    return (
+        f"missing values in {counts}: {int((~keep).sum())} incomplete rows; pass missing='drop' "
+        "to drop them, or fill them in"
+    )
+
+
+def _patsy_message(exc: Exception, formula: str, data: pd.DataFrame) -> str:
+    text = str(exc).splitlines()[0]
+    return f"cannot build the design of {formula!r}: {text}"

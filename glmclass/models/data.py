@@ -1,0 +1,191 @@
+"""Validated model data: the array and formula paths end in one :class:`ModelData`.
+
+Every check raises a ``ValueError`` naming the column, level or argument, and says what to do.
+The caller's arrays and DataFrames are never modified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..formula.design import DesignSpec, build_design
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """What a model holds: the design, the response and the aligned per-row arrays.
+
+    Attributes
+    ----------
+    exog : ndarray of shape (n_obs, p)
+    exog_names : list of str
+    endog : ndarray of shape (n_obs,)
+        Raw response values (encoded later by the model).
+    endog_name : str
+    index : pandas.Index
+        Labels of the rows used.
+    arrays : dict of str -> ndarray
+        ``offset``, ``freq_weights``, ``var_weights`` aligned with the rows used (None if absent).
+    spec : DesignSpec or None
+        Present on the formula path.
+    n_dropped : int
+        Rows dropped for missing values.
+    formula : str or None
+    """
+
+    exog: np.ndarray
+    exog_names: list[str]
+    endog: np.ndarray
+    endog_name: str
+    index: pd.Index
+    arrays: dict = field(default_factory=dict)
+    spec: DesignSpec | None = None
+    n_dropped: int = 0
+    formula: str | None = None
+
+    @property
+    def nrows(self) -> int:
+        return self.exog.shape[0]
+
+    def design(self, newdata) -> np.ndarray:
+        """Design matrix of new data: through the formula, or as given for array models."""
+        if self.spec is not None:
+            return self.spec.exog(newdata)
+        x = _as_2d(newdata, "exog")
+        if x.shape[1] != self.exog.shape[1]:
+            raise ValueError(
+                f"exog has {x.shape[1]} columns but the model was fit with {self.exog.shape[1]}"
+            )
+        return x
+
+
+def _as_2d(x, name: str) -> np.ndarray:
+    if isinstance(x, pd.Series):
+        x = x.to_frame()
+    if isinstance(x, pd.DataFrame):
+        bad = [c for c in x.columns if x[c].dtype.kind not in "biuf"]
+        if bad:
+            raise ValueError(
+                f"{name} column {bad[0]!r} is not numeric ({x[bad[0]].dtype}); encode it, or use "
+                "from_formula with C(column) to expand it into indicator columns"
+            )
+        return x.to_numpy(dtype=float)
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{name} must be numeric, got dtype {arr.dtype}; use from_formula with C(column) "
+            "for categorical columns"
+        )
+    arr = arr.astype(float, copy=False)
+    return arr[:, None] if arr.ndim == 1 else arr
+
+
+def _names(x, p: int) -> list[str]:
+    if isinstance(x, pd.DataFrame):
+        return [str(c) for c in x.columns]
+    if isinstance(x, pd.Series):
+        return [str(x.name) if x.name is not None else "x1"]
+    return [f"x{j + 1}" for j in range(p)]
+
+
+def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
+    """Validate the array path: numeric exog, equal lengths, missing values handled.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,)
+    exog : array-like of shape (n_obs, p)
+    missing : {"drop", "raise"}
+    **arrays : array-like of shape (n_obs,) or None
+        Offsets and weights aligned with the rows.
+    """
+    if missing not in ("drop", "raise"):
+        raise ValueError(f"missing must be 'drop' or 'raise', got {missing!r}")
+    x = _as_2d(exog, "exog")
+    if x.ndim != 2:
+        raise ValueError(f"exog must be 2-dimensional, got shape {x.shape}")
+    names = _names(exog, x.shape[1])
+    y = endog.to_numpy() if isinstance(endog, (pd.Series, pd.Index)) else np.asarray(endog)
+    if isinstance(endog, pd.DataFrame):
+        if endog.shape[1] != 1:
+            raise ValueError(f"endog must be one column, got {endog.shape[1]}")
+        y = endog.iloc[:, 0].to_numpy()
+    y = y.ravel() if y.ndim > 1 and y.shape[1:] == (1,) else y
+    n = x.shape[0]
+    if n == 0:
+        raise ValueError("exog has no rows: there is nothing to fit")
+    if y.shape[0] != n:
+        raise ValueError(f"endog has {y.shape[0]} rows but exog has {n}")
+    index = _index(endog, exog, n)
+    arrs = {}
+    for key, a in arrays.items():
+        if a is None:
+            arrs[key] = None
+            continue
+        a = np.asarray(a, dtype=float).ravel()
+        if a.shape[0] != n:
+            raise ValueError(f"{key} has {a.shape[0]} values but exog has {n} rows")
+        arrs[key] = a
+    bad = np.isnan(x).any(axis=1) | pd.isna(y)
+    for a in arrs.values():
+        if a is not None:
+            bad |= np.isnan(a)
+    if bad.any():
+        if missing == "raise":
+            cols = [names[j] for j in range(x.shape[1]) if np.isnan(x[:, j]).any()]
+            if pd.isna(y).any():
+                cols.insert(0, "endog")
+            cols += [k for k, a in arrs.items() if a is not None and np.isnan(a).any()]
+            raise ValueError(
+                f"missing values in {', '.join(map(repr, cols))} ({int(bad.sum())} rows); pass "
+                "missing='drop' to drop incomplete rows"
+            )
+        keep = ~bad
+        if not keep.any():
+            raise ValueError("no complete rows: every row has a missing value")
+        x, y, index = x[keep], y[keep], index[keep]
+        arrs = {k: (a[keep] if a is not None else None) for k, a in arrs.items()}
+    x = np.ascontiguousarray(x)
+    return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()))
+
+
+def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env: int = 0,
+                 **arrays) -> ModelData:
+    """Validate the formula path; ``arrays`` are aligned with ``data``'s rows."""
+    d = build_design(formula, data, missing, arrays, eval_env=eval_env + 1)
+    if d.endog is None:
+        raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
+    arrs = {k: (np.asarray(a, dtype=float)[d.rows] if a is not None else None)
+            for k, a in arrays.items()}
+    y = d.endog
+    values = y.array if isinstance(y.dtype, pd.CategoricalDtype) else y.to_numpy()
+    return ModelData(d.exog, d.spec.column_names, values, str(y.name), d.index, arrs, d.spec,
+                     d.n_dropped, formula)
+
+
+def _index(endog, exog, n: int) -> pd.Index:
+    for obj in (exog, endog):
+        if isinstance(obj, (pd.DataFrame, pd.Series)):
+            return obj.index
+    return pd.RangeIndex(n)
+
+
+def _endog_name(endog) -> str:
+    name = getattr(endog, "name", None)
+    if isinstance(endog, pd.DataFrame):
+        name = endog.columns[0]
+    return str(name) if name is not None else "y"
+
+
+def check_finite(data: ModelData) -> None:
+    """Raise on infinite values in the design or the per-row arrays, naming the column."""
+    if not np.all(np.isfinite(data.exog)):
+        cols = [data.exog_names[j] for j in range(data.exog.shape[1])
+                if not np.all(np.isfinite(data.exog[:, j]))]
+        raise ValueError(f"exog column {cols[0]!r} has infinite values; remove or cap them")
+    for key, a in data.arrays.items():
+        if a is not None and not np.all(np.isfinite(a)):
+            raise ValueError(f"{key} has infinite values")

@@ -1,0 +1,226 @@
+"""GLM, Logit and Probit: validate the data, call the IRLS solver, build the results.
+
+References
+----------
+Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.2-4.3.6.
+Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical Learning*, §4.4.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import families as F
+from .. import links as L
+from ..errors import ConvergenceWarning, RankDeficientWarning
+from ..results.glm import GLMResults
+from ..solvers.irls import Control, irls
+from .data import ModelData, check_finite, from_arrays, from_formula
+from .response import binary_response
+
+
+def check_weights(arrays: dict) -> None:
+    """Weights must be finite and non-negative; raise naming the argument."""
+    for key in ("freq_weights", "var_weights"):
+        w = arrays.get(key)
+        if w is not None and (np.any(w < 0) or not np.all(np.isfinite(w))):
+            row = int(np.flatnonzero((w < 0) | ~np.isfinite(w))[0])
+            raise ValueError(f"{key} must be finite and non-negative; row {row} has {w[row]}")
+
+
+class GLM:
+    """Generalized linear model fit by iteratively reweighted least squares.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,)
+        Response: 0/1, bool, two labels or proportions for the Binomial family; numbers else.
+    exog : array-like of shape (n_obs, p)
+        Design matrix (include a constant column for an intercept).
+    family : Family, default Binomial()
+        Distribution and link, e.g. ``gc.families.Binomial(link=gc.links.CLogLog())``.
+    offset : array-like of shape (n_obs,), optional
+        Known term added to the linear predictor.
+    freq_weights : array-like of shape (n_obs,), optional
+        Replication counts: a row with weight 3 counts as three identical rows.
+    var_weights : array-like of shape (n_obs,), optional
+        Precision weights; for the Binomial family with proportions, the number of trials.
+    missing : {"drop", "raise"}
+        Drop rows with missing values, or raise naming the column.
+
+    Notes
+    -----
+    The model is immutable: :meth:`fit` returns a new :class:`GLMResults` each call.
+
+    References
+    ----------
+    McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed.
+    """
+
+    _fixed_family: F.Family | None = None
+
+    def __init__(self, endog, exog, family: F.Family | None = None, offset=None,
+                 freq_weights=None, var_weights=None, missing: str = "drop") -> None:
+        data = from_arrays(endog, exog, missing, offset=offset, freq_weights=freq_weights,
+                           var_weights=var_weights)
+        self._setup(data, family)
+
+    @classmethod
+    def from_formula(cls, formula: str, data, family: F.Family | None = None, offset=None,
+                     freq_weights=None, var_weights=None, missing: str = "drop",
+                     eval_env: int = 0) -> GLM:
+        """Build the model from a patsy formula on a DataFrame.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x1 + C(group) + np.log(x2)"``.
+        data : pandas.DataFrame
+        family, offset, freq_weights, var_weights, missing
+            As for the constructor; arrays are aligned with the rows of ``data``.
+        eval_env : int
+            Extra frames above the caller in which to look up names used in the formula.
+        """
+        md = from_formula(formula, data, missing, eval_env + 1, offset=offset,
+                          freq_weights=freq_weights, var_weights=var_weights)
+        self = cls.__new__(cls)
+        self._setup(md, family)
+        return self
+
+    def _setup(self, data: ModelData, family: F.Family | None) -> None:
+        check_finite(data)
+        check_weights(data.arrays)
+        family = self._fixed_family or family or F.Binomial()
+        if not isinstance(family, F.Family):
+            raise TypeError(f"family must be a glmclass family, e.g. gc.families.Binomial(); "
+                            f"got {family!r}")
+        n = data.nrows
+        if isinstance(family, F.Binomial):
+            y, levels = binary_response(data.endog, data.endog_name)
+        else:
+            levels = None
+            if np.asarray(data.endog).dtype.kind not in "biuf":
+                raise ValueError(f"response {data.endog_name!r} must be numeric for the "
+                                 f"{family.name} family")
+            y = np.asarray(data.endog, dtype=float)
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"response {data.endog_name!r} has infinite values")
+        family.check_endog(y)
+        a = data.arrays
+        self.data = data
+        self.family = family
+        self.endog = y
+        self.levels = levels
+        self.exog = data.exog
+        self.exog_names = data.exog_names
+        self.offset = a.get("offset") if a.get("offset") is not None else np.zeros(n)
+        self.freq_weights = a["freq_weights"] if a.get("freq_weights") is not None else np.ones(n)
+        self.var_weights = a["var_weights"] if a.get("var_weights") is not None else np.ones(n)
+        self.has_intercept = bool(np.any(np.all(data.exog == 1.0, axis=0)))
+
+    @property
+    def formula(self) -> str | None:
+        return self.data.formula
+
+    def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
+            tol: float = 1e-10, start_params=None) -> GLMResults:
+        """Maximum-likelihood fit.
+
+        Parameters
+        ----------
+        method : {"irls", "newton"}
+            Fisher scoring (IRLS) or Newton's method with the exact Hessian; identical for a
+            canonical link.
+        information : {"observed", "expected"}
+            Covariance from the negative Hessian of the log-likelihood, or from the Fisher
+            information (R's ``glm`` convention).
+        maxiter : int
+        tol : float
+            Convergence when ``|dev - dev_old| / (|dev| + 0.1) < tol``.
+        start_params : array-like of shape (p,), optional
+
+        Returns
+        -------
+        GLMResults
+        """
+        if method not in ("irls", "newton"):
+            raise ValueError(f"method must be 'irls' or 'newton', got {method!r}")
+        if information not in ("observed", "expected"):
+            raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
+        if start_params is not None:
+            start_params = np.asarray(start_params, dtype=float)
+            if start_params.shape != (self.exog.shape[1],):
+                raise ValueError(f"start_params must have {self.exog.shape[1]} values")
+        control = Control(maxiter=maxiter, tol=tol,
+                          hessian="observed" if method == "newton" else "expected")
+        fit = self._irls(self.exog, control, start_params)
+        self._warn(fit)
+        null_eta, null_dev = self._null_fit(control)
+        return GLMResults(self, fit, null_eta, null_dev, method, information)
+
+    def _irls(self, X, control, start=None, penalty=None):
+        pw = self.freq_weights * self.var_weights
+        return irls(X, self.endog, self.family, pw, self.offset, start, control, penalty)
+
+    def _null_fit(self, control: Control) -> tuple[np.ndarray, float]:
+        """Intercept-only fit (offset kept), as R's null deviance; eta = offset without one."""
+        if self.has_intercept:
+            null = self._irls(np.ones((self.exog.shape[0], 1)), control)
+            return null.eta, null.deviance
+        eta = self.offset.copy()
+        pw = self.freq_weights * self.var_weights
+        return eta, float(np.sum(pw * self.family.unit_deviance(self.endog, eta)))
+
+    def _warn(self, fit) -> None:
+        if fit.aliased.any():
+            names = [n for n, a in zip(self.exog_names, fit.aliased) if a]
+            warnings.warn(
+                f"the design is rank deficient: {', '.join(map(repr, names))} "
+                f"{'is a linear combination' if len(names) == 1 else 'are linear combinations'} "
+                "of earlier columns; their coefficients are NaN (drop them to silence this)",
+                RankDeficientWarning, stacklevel=3)
+        if not fit.converged:
+            hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
+            warnings.warn(f"IRLS did not converge: {fit.message} (last deviances: {hist}); "
+                          "raise maxiter, check for separation, or scale the columns",
+                          ConvergenceWarning, stacklevel=3)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.family!r}, nobs={self.exog.shape[0]}>"
+
+
+class Logit(GLM):
+    """Logistic regression: :class:`GLM` with ``Binomial(link=Logit())``.
+
+    Parameters are those of :class:`GLM` without ``family``.
+
+    References
+    ----------
+    Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.2.
+    """
+
+    _fixed_family = F.Binomial(L.Logit())
+
+    def __init__(self, endog, exog, offset=None, freq_weights=None, var_weights=None,
+                 missing: str = "drop") -> None:
+        super().__init__(endog, exog, None, offset, freq_weights, var_weights, missing)
+
+    @classmethod
+    def from_formula(cls, formula: str, data, offset=None, freq_weights=None,
+                     var_weights=None, missing: str = "drop", eval_env: int = 0):
+        """Build the model from a patsy formula on a DataFrame (see :meth:`GLM.from_formula`)."""
+        return super().from_formula(formula, data, None, offset, freq_weights, var_weights,
+                                    missing, eval_env + 1)
+
+
+class Probit(Logit):
+    """Probit regression: :class:`GLM` with ``Binomial(link=Probit())``.
+
+    References
+    ----------
+    Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.5.
+    """
+
+    _fixed_family = F.Binomial(L.Probit())

@@ -1,0 +1,70 @@
+"""Pieces every results class shares: information criteria, tests and the row fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def row_key(index: pd.Index, freq_weights: np.ndarray | None) -> str:
+    """Fingerprint of the rows a model was fit on, so that :func:`compare` can refuse to
+    compare models fit on different data."""
+    h = hashlib.sha1()
+    h.update(pd.util.hash_pandas_object(pd.Series(index), index=False).to_numpy().tobytes())
+    if freq_weights is not None:
+        h.update(np.ascontiguousarray(freq_weights, dtype=float).tobytes())
+    return h.hexdigest()
+
+
+class LikelihoodMixin:
+    """AIC, BIC and the likelihood-ratio test from ``llf``, ``llnull``, ``k_params``,
+    ``nobs`` and ``df_model`` (defined by the results class)."""
+
+    llf: float
+    llnull: float
+    k_params: int
+    nobs: float
+    df_model: float
+
+    @cached_property
+    def aic(self) -> float:
+        """Akaike information criterion, -2 llf + 2 k."""
+        return -2.0 * self.llf + 2.0 * self.k_params
+
+    @cached_property
+    def bic(self) -> float:
+        """Bayesian information criterion, -2 llf + k ln(nobs)."""
+        return -2.0 * self.llf + self.k_params * np.log(self.nobs)
+
+    @cached_property
+    def llr(self) -> float:
+        """Likelihood-ratio statistic against the intercept-only model, 2 (llf - llnull)."""
+        return 2.0 * (self.llf - self.llnull)
+
+    @cached_property
+    def llr_pvalue(self) -> float:
+        """Chi-squared p-value of :attr:`llr` on ``df_model`` degrees of freedom."""
+        return float(stats.chi2.sf(self.llr, self.df_model)) if self.df_model > 0 else np.nan
+
+    @cached_property
+    def prsquared(self) -> float:
+        """McFadden's pseudo R-squared, 1 - llf / llnull."""
+        return 1.0 - self.llf / self.llnull
+
+    @property
+    def zvalues(self):
+        """Alias of ``tvalues`` (z statistics for fixed-scale families)."""
+        return self.tvalues
+
+
+def coef_table(params, bse, stat, pvalues, ci, stat_name: str, alpha: float) -> pd.DataFrame:
+    """The coefficient table of a summary: coef, std err, z, P>|z| and the interval."""
+    lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
+    return pd.DataFrame({
+        "coef": params, "std err": bse, stat_name: stat,
+        f"P>|{stat_name}|": pvalues, lo: ci.iloc[:, 0], hi: ci.iloc[:, 1],
+    })

@@ -1,0 +1,214 @@
+"""Iteratively reweighted least squares with R's ``glm.fit`` semantics.
+
+References
+----------
+Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.3 (IRLS).
+McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, §2.5.
+R Core Team, ``glm.fit`` (stats package): step-halving and the relative-deviance rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..families import Family
+from ..numerics.linalg import NotPositiveDefinite, aliased_columns, spd_solve
+from .gram import fused_pass, weighted_gram
+
+
+@dataclass(frozen=True)
+class Control:
+    """Settings of the IRLS loop.
+
+    Attributes
+    ----------
+    maxiter : int
+        Largest number of iterations.
+    tol : float
+        Convergence when ``|dev - dev_old| / (|dev| + 0.1) < tol`` (R's rule).
+    maxhalf : int
+        Largest number of step halvings in one iteration.
+    hessian : {"expected", "observed"}
+        Fisher scoring (IRLS) or Newton's method with the exact Hessian.
+    block_rows : int or None
+        Rows per Gram block (default: about 2 MB of X).
+    """
+
+    maxiter: int = 50
+    tol: float = 1e-10
+    maxhalf: int = 25
+    hessian: str = "expected"
+    block_rows: int | None = None
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """A Gaussian prior N(mean, precision^-1) on the coefficients: the objective becomes
+    ``deviance + (b - mean)' precision (b - mean)`` (minus twice the log posterior)."""
+
+    precision: np.ndarray
+    mean: np.ndarray
+
+    def value(self, coef: np.ndarray) -> float:
+        d = coef - self.mean
+        return float(d @ self.precision @ d)
+
+
+@dataclass(frozen=True)
+class IRLSFit:
+    """Result record of :func:`irls`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (p,)
+        Estimates; NaN for aliased columns.
+    eta : ndarray of shape (n_obs,)
+        Linear predictor (including the offset) at ``coef``.
+    deviance : float
+        Deviance at ``coef`` (without any penalty).
+    gram : ndarray of shape (p, p)
+        X'WX (Fisher weights) at ``coef``; rows/columns of aliased columns are zero.
+    aliased : ndarray of bool, shape (p,)
+    n_iter : int
+    converged : bool
+    history : tuple of float
+        Objective after each iteration.
+    message : str
+        Why the loop stopped, when it did not converge.
+    """
+
+    coef: np.ndarray
+    eta: np.ndarray
+    deviance: float
+    gram: np.ndarray
+    aliased: np.ndarray
+    n_iter: int
+    converged: bool
+    history: tuple
+    message: str = ""
+
+
+def irls(
+    X: np.ndarray,
+    y: np.ndarray,
+    family: Family,
+    weights: np.ndarray,
+    offset: np.ndarray,
+    start: np.ndarray | None = None,
+    control: Control = Control(),
+    penalty: Penalty | None = None,
+) -> IRLSFit:
+    """Fit a GLM by IRLS (or Newton's method) with step-halving.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_obs, p)
+        Design matrix (never copied).
+    y : ndarray of shape (n_obs,)
+        Response on the family's scale.
+    family : Family
+    weights : ndarray of shape (n_obs,)
+        Prior weights (frequency weights times variance weights).
+    offset : ndarray of shape (n_obs,)
+    start : ndarray of shape (p,), optional
+        Starting coefficients; default starts from the family's ``start_mu``.
+    control : Control
+    penalty : Penalty, optional
+        Gaussian prior turning the fit into penalised IRLS for the posterior mode.
+
+    Returns
+    -------
+    IRLSFit
+    """
+    p = X.shape[1]
+    observed = control.hessian == "observed"
+
+    def terms(eta_b, sl, obs=observed):
+        w, u, dev = family.irls_terms(y[sl], eta_b, weights[sl], observed=obs)
+        return w, w * (eta_b - offset[sl]) + u, dev
+
+    def run(coef):
+        eta, dev, g, r = fused_pass(X, coef, offset, terms, control.block_rows)
+        if observed and not _is_pd(g[np.ix_(keep, keep)]):
+            # far from the optimum the observed information may be indefinite: score instead
+            eta, dev, g, r = fused_pass(X, coef, offset, lambda e, s: terms(e, s, False),
+                                        control.block_rows)
+        pen = penalty.value(coef) if penalty is not None else 0.0
+        return eta, dev, dev + pen, g, r
+
+    keep = np.ones(p, dtype=bool)
+    if start is None:
+        mu0 = family.start_mu(y, weights)
+        eta0 = family.link.link(mu0)
+        eta, dev, g, r = _pass_at_eta(X, eta0, offset, terms, control.block_rows)
+        coef_old, obj_old = None, dev
+    else:
+        coef_old = np.asarray(start, dtype=float)
+        eta, dev, obj_old, g, r = run(coef_old)
+    aliased = aliased_columns(g)
+    keep = ~aliased
+
+    history, converged, message, it = [], False, "", 0
+    for it in range(1, control.maxiter + 1):
+        coef = _solve(g, r, keep, penalty)
+        eta, dev, obj, g_new, r_new = run(coef)
+        halvings = 0
+        while not (np.isfinite(obj) and family.valid(eta)) or (
+            it > 1 and (obj - obj_old) / (0.1 + abs(obj)) >= control.tol
+        ):
+            if coef_old is None or halvings >= control.maxhalf:
+                message = "step-halving could not reduce the deviance"
+                break
+            halvings += 1
+            coef = (coef + coef_old) / 2.0
+            eta, dev, obj, g_new, r_new = run(coef)
+        if message:
+            if coef_old is not None:
+                coef = coef_old
+                eta, dev, obj, g_new, r_new = run(coef)
+            break
+        history.append(obj)
+        converged = abs(obj - obj_old) / (abs(obj) + 0.1) < control.tol
+        coef_old, obj_old, g, r = coef, obj, g_new, r_new
+        if converged:
+            break
+    if coef_old is None:  # failed in the first iteration
+        coef_old = np.zeros(p)
+        eta, dev, obj, g, r = run(coef_old)
+    if not converged and not message:
+        message = f"no convergence in {control.maxiter} iterations"
+    out = np.where(keep, coef_old, np.nan)
+    g = np.where(np.outer(keep, keep), g, 0.0)
+    return IRLSFit(out, eta, dev, g, aliased, it, converged, tuple(history), message)
+
+
+def _pass_at_eta(X, eta0, offset, terms, rows):
+    """Gram and right-hand side at a given eta (the first iteration starts from mu, not coef)."""
+    n, p = X.shape
+    w, wz, dev = terms(eta0, slice(0, n))
+    return eta0, dev, weighted_gram(X, w, rows), X.T @ wz
+
+
+def _is_pd(a: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def _solve(g: np.ndarray, r: np.ndarray, keep: np.ndarray, penalty: Penalty | None) -> np.ndarray:
+    """Coefficients of the weighted least-squares step on the kept columns (0 for aliased)."""
+    gk, rk = g[np.ix_(keep, keep)], r[keep]
+    if penalty is not None:
+        pk = penalty.precision[np.ix_(keep, keep)]
+        gk = gk + pk
+        rk = rk + pk @ penalty.mean[keep]
+    coef = np.zeros(g.shape[0])
+    try:
+        coef[keep] = spd_solve(gk, rk)
+    except NotPositiveDefinite:
+        coef[keep] = np.linalg.lstsq(gk, rk, rcond=None)[0]
+    return coef

@@ -1,0 +1,720 @@
+## Reference values from R for the glmclass test-suite.
+##
+## Run from the repository root:   Rscript tests/reference/generate.R
+## Needs: r-base-core, MASS, nnet, arm (Debian: r-cran-mass r-cran-nnet r-cran-arm).
+## Reads  tests/reference/data/*.csv   and writes   tests/reference/{glm,multinom,
+## discrim,bayesglm}.json.  Deterministic: no random numbers are drawn.
+##
+## Numbers are written with the shortest of 15/16/17 significant digits that reads back
+## as the identical double, NA/NaN as null.  Schema: see README.md.
+
+suppressPackageStartupMessages({
+  library(MASS)
+  library(nnet)
+  library(arm)
+})
+options(warn = 1, stringsAsFactors = FALSE)
+
+refdir <- file.path("tests", "reference")
+datadir <- file.path(refdir, "data")
+if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
+
+## ---------------------------------------------------------------------------------------
+## A small JSON writer (jsonlite's digits = NA stops at 15 significant digits).
+## Convention: an atomic vector of length 1 is written as a scalar unless wrapped in I();
+## a matrix is an array of rows; a named list is an object, an unnamed list an array.
+## ---------------------------------------------------------------------------------------
+num_str <- function(x) {
+  out <- character(length(x))
+  for (i in seq_along(x)) {
+    v <- x[i]
+    if (is.na(v)) { out[i] <- "null"; next }
+    if (is.infinite(v)) { out[i] <- if (v > 0) "Infinity" else "-Infinity"; next }
+    if (v == 0) { out[i] <- "0"; next }
+    for (d in 15:17) {
+      s <- sprintf("%.*g", d, v)
+      if (as.numeric(s) == v) break
+    }
+    out[i] <- s
+  }
+  out
+}
+
+json_escape <- function(s) {
+  s <- gsub("\\", "\\\\", s, fixed = TRUE)
+  s <- gsub("\"", "\\\"", s, fixed = TRUE)
+  s <- gsub("\n", "\\n", s, fixed = TRUE)
+  s <- gsub("\t", "\\t", s, fixed = TRUE)
+  ifelse(is.na(s), "null", paste0("\"", s, "\""))
+}
+
+atom_strs <- function(x) {
+  if (is.factor(x)) x <- as.character(x)
+  if (is.character(x)) return(json_escape(x))
+  if (is.logical(x)) return(ifelse(is.na(x), "null", ifelse(x, "true", "false")))
+  if (is.integer(x)) return(ifelse(is.na(x), "null", as.character(x)))
+  if (is.numeric(x)) return(num_str(as.numeric(x)))
+  stop("cannot write type ", typeof(x))
+}
+
+to_json <- function(x, indent = 0L) {
+  pad <- strrep("  ", indent + 1L)
+  pad0 <- strrep("  ", indent)
+  if (is.null(x)) return("null")
+  if (is.list(x) && !is.data.frame(x)) {
+    if (length(x) == 0L) return(if (is.null(names(x))) "[]" else "{}")
+    items <- vapply(x, to_json, "", indent = indent + 1L)
+    if (!is.null(names(x)) && all(nzchar(names(x)))) {
+      items <- paste0(json_escape(names(x)), ": ", items)
+      return(paste0("{\n", pad, paste(items, collapse = paste0(",\n", pad)), "\n", pad0, "}"))
+    }
+    return(paste0("[\n", pad, paste(items, collapse = paste0(",\n", pad)), "\n", pad0, "]"))
+  }
+  if (is.matrix(x)) {
+    rows <- vapply(seq_len(nrow(x)), function(i)
+      paste0("[", paste(atom_strs(x[i, , drop = TRUE]), collapse = ", "), "]"), "")
+    if (length(rows) == 0L) return("[]")
+    return(paste0("[\n", pad, paste(rows, collapse = paste0(",\n", pad)), "\n", pad0, "]"))
+  }
+  if (is.atomic(x)) {
+    s <- atom_strs(unclass(x))
+    if (length(x) == 1L && !inherits(x, "AsIs")) return(s)
+    return(paste0("[", paste(s, collapse = ", "), "]"))
+  }
+  stop("cannot write object of class ", class(x)[1])
+}
+
+write_json <- function(x, name) {
+  path <- file.path(refdir, name)
+  writeLines(to_json(x), path, useBytes = TRUE)
+  cat("wrote", path, "\n")
+}
+
+## plain (unnamed) vector / matrix helpers
+vec <- function(x) I(unname(as.vector(x)))
+mat <- function(x) { x <- as.matrix(x); dimnames(x) <- NULL; x }
+head_n <- function(x, n) vec(x[seq_len(min(n, length(x)))])
+
+meta <- list(
+  generator = "tests/reference/generate.R",
+  R_version = R.version.string,
+  packages = list(
+    stats = as.character(packageVersion("stats")),
+    MASS = as.character(packageVersion("MASS")),
+    nnet = as.character(packageVersion("nnet")),
+    arm = as.character(packageVersion("arm"))
+  ),
+  platform = R.version$platform,
+  blas = if (!is.null(extSoftVersion()["BLAS"])) unname(extSoftVersion()["BLAS"]) else "",
+  number_format = "shortest of %.15g/%.16g/%.17g that reads back identically; NA -> null"
+)
+
+## ---------------------------------------------------------------------------------------
+## Data.  Every character column becomes a factor whose levels are sorted by code point
+## (sort(method = "radix"): C-locale order, the same as Python's sorted()), so R's first
+## level -- the treatment-coding reference -- is the one patsy picks by default.  The only
+## exceptions are explicit and recorded in the JSON ("levels" / "factor_levels").
+## ---------------------------------------------------------------------------------------
+read_data <- function(name, levels = list()) {
+  d <- read.csv(file.path(datadir, paste0(name, ".csv")), stringsAsFactors = FALSE,
+                na.strings = "", check.names = FALSE)
+  for (v in names(d)) {
+    if (v %in% names(levels)) {
+      stopifnot(setequal(levels[[v]], unique(na.omit(as.character(d[[v]])))))
+      d[[v]] <- factor(as.character(d[[v]]), levels = levels[[v]])
+    } else if (is.character(d[[v]])) {
+      d[[v]] <- factor(d[[v]], levels = sort(unique(d[[v]][!is.na(d[[v]])]), method = "radix"))
+    }
+  }
+  d
+}
+
+factor_levels <- function(d) {
+  f <- Filter(is.factor, d)
+  if (length(f) == 0L) return(setNames(list(), character(0)))
+  lapply(f, function(z) I(levels(z)))
+}
+
+DATA <- list(
+  spector = read_data("spector"),
+  birthwt = read_data("birthwt"),
+  menarche = read_data("menarche"),
+  insurance = read_data("insurance", levels = list(District = c("1", "2", "3", "4"))),
+  quine = read_data("quine"),
+  ucb = read_data("ucb"),
+  endometrial = read_data("endometrial"),
+  iris = read_data("iris"),
+  crabs = read_data("crabs"),
+  survey = read_data("survey"),
+  housing = read_data("housing"),
+  housing_satnat = read_data("housing", levels = list(Sat = c("Low", "Medium", "High")))
+)
+## derived columns (documented in the JSON as "derived_columns"; Python must add them)
+DATA$birthwt$age2 <- DATA$birthwt$age
+DATA$crabs$sp_sex <- factor(paste(DATA$crabs$sp, DATA$crabs$sex, sep = "_"))
+stopifnot(identical(levels(DATA$crabs$sp_sex), c("B_F", "B_M", "O_F", "O_M")))
+
+## Sanity check of the transcribed endometrial data against the ML fit printed in the
+## brglm2 README (Heinze & Schemper 2002 example): 4.30452, -0.04218, -2.90261;
+## null deviance 104.903, residual deviance 55.393.
+local({
+  m <- suppressWarnings(glm(HG ~ NV + PI + EH, family = binomial, data = DATA$endometrial))
+  stopifnot(nrow(DATA$endometrial) == 79L, sum(DATA$endometrial$HG) == 30,
+            all(abs(coef(m)[c(1, 3, 4)] - c(4.30452, -0.04218, -2.90261)) < 6e-6),
+            abs(m$null.deviance - 104.903) < 1e-3, abs(m$deviance - 55.393) < 1e-3)
+})
+
+## patsy names of the columns of a model matrix (treatment coding, no interactions):
+## "(Intercept)" -> "Intercept"; factor f at level L -> "f[T.L]"; numeric x -> "x".
+## `wrap` maps a variable to the patsy term that builds it, e.g. District -> C(District).
+patsy_names <- function(mm, mf, wrap = list()) {
+  asg <- attr(mm, "assign")
+  labs <- attr(terms(mf), "term.labels")
+  out <- character(ncol(mm))
+  for (j in seq_len(ncol(mm))) {
+    if (asg[j] == 0L) { out[j] <- "Intercept"; next }
+    v <- labs[asg[j]]
+    tv <- if (!is.null(wrap[[v]])) wrap[[v]] else v
+    if (is.factor(mf[[v]])) {
+      lev <- substring(colnames(mm)[j], nchar(v) + 1L)
+      out[j] <- paste0(tv, "[T.", lev, "]")
+    } else {
+      out[j] <- tv
+    }
+  }
+  out
+}
+
+## ---------------------------------------------------------------------------------------
+## glm.json
+## ---------------------------------------------------------------------------------------
+loglog_link <- structure(list(
+  linkfun = function(mu) -log(-log(mu)),
+  linkinv = function(eta) exp(-exp(-eta)),
+  mu.eta = function(eta) exp(-exp(-eta) - eta),
+  valideta = function(eta) TRUE,
+  name = "loglog"
+), class = "link-glm")
+
+## second derivative d^2 mu / d eta^2 of the inverse links (for the observed information)
+mu_eta2 <- function(link, eta) {
+  switch(link,
+    logit = { m <- plogis(eta); m * (1 - m) * (1 - 2 * m) },
+    probit = -eta * dnorm(eta),
+    cloglog = { me <- exp(eta - exp(eta)); me * (1 - exp(eta)) },
+    cauchit = -2 * eta / (pi * (1 + eta^2)^2),
+    loglog = { me <- exp(-exp(-eta) - eta); me * (exp(-eta) - 1) },
+    log = exp(eta),
+    identity = 0 * eta,
+    stop("no mu_eta2 for link ", link))
+}
+
+## observed information X' diag(w_obs) X / dispersion at the fit (non-aliased columns)
+observed_information <- function(fit) {
+  fam <- fit$family
+  X <- model.matrix(fit)[, !is.na(coef(fit)), drop = FALSE]
+  eta <- fit$linear.predictors
+  mu <- fit$fitted.values
+  y <- fit$y
+  pw <- fit$prior.weights
+  me <- fam$mu.eta(eta)
+  V <- fam$variance(mu)
+  dV <- switch(fam$family, binomial = 1 - 2 * mu, poisson = rep(1, length(mu)),
+               gaussian = rep(0, length(mu)), stop("family"))
+  ## d/deta [ (y - mu) mu.eta / V ] = -mu.eta^2/V + (y - mu) (mu_eta2/V - mu.eta^2 V'/V^2)
+  wobs <- pw * (me^2 / V - (y - mu) * (mu_eta2(fam$link, eta) / V - me^2 * dV / V^2))
+  crossprod(X, X * wobs)
+}
+
+glm_score_fun <- function(fit) {
+  ## score as a function of the (non-aliased) coefficients, for a numeric check of the
+  ## observed information (central differences of the analytic score)
+  fam <- fit$family
+  X <- model.matrix(fit)[, !is.na(coef(fit)), drop = FALSE]
+  off <- if (is.null(fit$offset)) 0 else fit$offset
+  y <- fit$y
+  pw <- fit$prior.weights
+  function(b) {
+    eta <- drop(X %*% b) + off
+    mu <- fam$linkinv(eta)
+    drop(crossprod(X, pw * (y - mu) * fam$mu.eta(eta) / fam$variance(mu)))
+  }
+}
+
+numeric_jacobian <- function(f, b, X) {
+  J <- matrix(0, length(b), length(b))
+  for (j in seq_along(b)) {
+    h <- 1e-5 / max(abs(X[, j]))   # moves the linear predictor by at most 1e-5
+    e <- replace(numeric(length(b)), j, h)
+    J[, j] <- (f(b + e) - f(b - e)) / (2 * h)
+  }
+  J
+}
+
+glm_case <- function(name, data, formula, family, link, weights = NULL, offset = NULL,
+                     patsy_formula, patsy_wrap = list(), derived = NULL, note = NULL,
+                     make_family = NULL, epsilon = 1e-14) {
+  d <- DATA[[data]]
+  fam <- if (!is.null(make_family)) make_family else get(family)(link = link)
+  cl <- substitute(
+    glm(F, family = FAM, data = d, weights = W, offset = O,
+        control = glm.control(epsilon = EPS, maxit = 100)),
+    list(F = as.formula(formula), FAM = fam, EPS = epsilon,
+         W = if (is.null(weights)) NULL else as.name(weights),
+         O = if (is.null(offset)) NULL else str2lang(offset)))
+  warns <- character(0)
+  fit <- withCallingHandlers(eval(cl), warning = function(w) {
+    warns <<- c(warns, conditionMessage(w)); invokeRestart("muffleWarning")
+  })
+  if (!fit$converged) stop("glm case ", name, " did not converge")
+  s <- summary(fit)
+  cf <- coef(fit)
+  cm <- s$coefficients
+  idx <- match(rownames(cm), names(cf))
+  fill <- function(v) { out <- rep(NA_real_, length(cf)); out[idx] <- v; out }
+  stat_name <- if (colnames(cm)[3] == "z value") "z" else "t"
+  mf <- model.frame(fit)
+  mm <- model.matrix(fit)
+
+  ## observed-information SEs (= expected for canonical links), checked numerically
+  Iobs <- observed_information(fit)
+  se_obs <- fill(sqrt(diag(solve(Iobs)) * s$dispersion))
+  if (family != "gaussian") {
+    H <- numeric_jacobian(glm_score_fun(fit), cf[!is.na(cf)], mm[, !is.na(cf), drop = FALSE])
+    relerr <- max(abs(-H - Iobs)) / max(abs(Iobs))
+    cat(sprintf("  %-28s observed-information check: rel. err %.1e\n", name, relerr))
+    if (relerr > 1e-7) stop("observed information check failed in ", name, ": ", relerr)
+  }
+
+  ll <- logLik(fit)
+  rows5 <- d[rownames(mf)[1:5], , drop = FALSE]
+  pred5 <- withCallingHandlers(predict(fit, newdata = rows5, type = "response"),
+                               warning = function(w) invokeRestart("muffleWarning"))
+  res <- list(
+    name = name,
+    dataset = data,
+    derived_columns = derived,
+    formula = formula,
+    patsy_formula = patsy_formula,
+    family = family,
+    link = fit$family$link,
+    weights = weights,
+    offset = offset,
+    note = note,
+    control_epsilon = epsilon,
+    nobs = nobs(fit),
+    n_rows = nrow(mf),
+    coef_names = I(names(cf)),
+    patsy_coef_names = I(patsy_names(mm, mf, patsy_wrap)),
+    aliased = vec(is.na(cf)),
+    coef = vec(cf),
+    se_expected = vec(fill(cm[, 2])),
+    se_observed = vec(se_obs),
+    stat_name = stat_name,
+    stat = vec(fill(cm[, 3])),
+    pvalues = vec(fill(cm[, 4])),
+    cov_names = I(rownames(cm)),
+    cov_unscaled = mat(s$cov.unscaled),
+    cov_scaled = mat(s$cov.scaled),
+    dispersion = s$dispersion,
+    deviance = fit$deviance,
+    null_deviance = fit$null.deviance,
+    df_residual = fit$df.residual,
+    df_null = fit$df.null,
+    rank = fit$rank,
+    aic = fit$aic,
+    loglik = as.numeric(ll),
+    loglik_df = attr(ll, "df"),
+    bic = BIC(fit),
+    iter = fit$iter,
+    converged = fit$converged,
+    fitted_head = head_n(fitted(fit), 10),
+    fitted_sum = sum(fitted(fit)),
+    linear_predictors_head = head_n(fit$linear.predictors, 10),
+    residuals_head = list(
+      response = head_n(residuals(fit, "response"), 10),
+      pearson = head_n(residuals(fit, "pearson"), 10),
+      deviance = head_n(residuals(fit, "deviance"), 10),
+      working = head_n(residuals(fit, "working"), 10)
+    ),
+    predict_response_head5 = vec(pred5),
+    warnings = I(warns)
+  )
+  res[!vapply(res, is.null, TRUE)]
+}
+
+bw_rhs <- "age + lwt + race + smoke"
+glm_cases <- list()
+add_glm <- function(...) { r <- glm_case(...); glm_cases[[r$name]] <<- r }
+
+for (lk in c("logit", "probit", "cloglog", "cauchit", "loglog")) {
+  mk <- if (lk == "loglog") binomial(link = loglog_link) else NULL
+  add_glm(paste0("spector_", lk), "spector", "GRADE ~ GPA + TUCE + PSI", "binomial", lk,
+          patsy_formula = "GRADE ~ GPA + TUCE + PSI", make_family = mk)
+  add_glm(paste0("birthwt_", lk), "birthwt", paste("low ~", bw_rhs), "binomial", lk,
+          patsy_formula = paste("low ~", bw_rhs), make_family = mk)
+}
+for (lk in c("logit", "probit", "cloglog")) {
+  add_glm(paste0("menarche_", lk), "menarche", "Menarche/Total ~ Age", "binomial", lk,
+          weights = "Total", patsy_formula = "I(Menarche / Total) ~ Age",
+          note = paste("binomial proportions y = Menarche/Total with prior weights = Total",
+                       "(trials). Last row (Age 17.58, 1049/1049): under cloglog R clamps",
+                       "mu at 1 - 2.2e-16 (true 1 - 1.6e-19), hence R's 'fitted probabilities",
+                       "numerically 0 or 1' warning; the effect on the estimates is ~1e-14",
+                       "but that row's pearson/working residuals are clamping artefacts"))
+}
+add_glm("ucb_logit_freq", "ucb", "admitted ~ Gender + Dept", "binomial", "logit",
+        weights = "Freq", patsy_formula = "admitted ~ Gender + Dept",
+        note = paste("binary response with frequency weights Freq; R treats them as prior",
+                     "weights, so nobs/df_residual/BIC count the 24 rows, not sum(Freq)"))
+add_glm("birthwt_gaussian", "birthwt", paste("bwt ~", bw_rhs), "gaussian", "identity",
+        patsy_formula = paste("bwt ~", bw_rhs))
+add_glm("quine_poisson", "quine", "Days ~ Eth + Sex + Age + Lrn", "poisson", "log",
+        patsy_formula = "Days ~ Eth + Sex + Age + Lrn")
+add_glm("insurance_poisson_offset", "insurance", "Claims ~ District + Group + Age", "poisson",
+        "log", offset = "log(Holders)",
+        patsy_formula = "Claims ~ C(District) + Group + Age", patsy_wrap = list(District = "C(District)"),
+        note = "pandas reads District (labels 1-4) as integers: wrap it in C() as patsy_formula does")
+add_glm("birthwt_logit_rankdef", "birthwt", paste("low ~ age + age2 + lwt + race + smoke"),
+        "binomial", "logit", derived = list(age2 = "age"),
+        patsy_formula = "low ~ age + age2 + lwt + race + smoke",
+        epsilon = 1e-10,
+        note = paste("age2 is an exact copy of age: R's pivoted QR aliases age2 (coef NA).",
+                     "glm.fit uses min(1e-7, epsilon/1000) as the QR rank tolerance, so with",
+                     "epsilon = 1e-14 (tol 1e-17) the duplicate is NOT detected and IRLS diverges;",
+                     "this case therefore uses epsilon = 1e-10 (tol 1e-13). The non-aliased",
+                     "estimates equal those of birthwt_logit."))
+local({
+  a <- glm_cases$birthwt_logit_rankdef; b <- glm_cases$birthwt_logit
+  stopifnot(identical(a$aliased, I(c(FALSE, FALSE, TRUE, FALSE, FALSE, FALSE, FALSE))))
+  d <- max(abs(a$coef[!a$aliased] - b$coef) / abs(b$coef))
+  cat(sprintf("  rank-deficient vs full-rank birthwt_logit: max rel coef diff %.1e\n", d))
+  stopifnot(d < 1e-10)
+})
+
+write_json(list(meta = meta,
+                datasets = lapply(DATA[c("spector", "birthwt", "menarche", "insurance",
+                                         "quine", "ucb")], factor_levels),
+                cases = unname(glm_cases)), "glm.json")
+
+## ---------------------------------------------------------------------------------------
+## multinom.json
+## ---------------------------------------------------------------------------------------
+## multinomial logit pieces: B is (K-1) x p, rows = non-reference levels
+mn_eval <- function(B, X, Y, w) {
+  eta <- cbind(0, X %*% t(B))
+  m <- apply(eta, 1, max)
+  P <- exp(eta - m)
+  P <- P / rowSums(P)
+  ll <- sum(w * rowSums(Y * log(P)))
+  G <- t(Y[, -1, drop = FALSE] - P[, -1, drop = FALSE]) %*% (w * X)  # (K-1) x p
+  K1 <- nrow(B); p <- ncol(B)
+  H <- matrix(0, K1 * p, K1 * p)   # -Hessian, parameters ordered row-major in B
+  for (k in seq_len(K1)) for (l in seq_len(K1)) {
+    a <- w * P[, k + 1] * ((k == l) - P[, l + 1])
+    H[(k - 1) * p + 1:p, (l - 1) * p + 1:p] <- crossprod(X, X * a)
+  }
+  list(ll = ll, grad = G, info = H, P = P)
+}
+
+mn_polish <- function(B, X, Y, w) {
+  cur <- mn_eval(B, X, Y, w)
+  for (it in 1:100) {
+    step <- matrix(solve(cur$info, as.vector(t(cur$grad))), nrow(B), byrow = TRUE)
+    t <- 1
+    repeat {
+      new <- mn_eval(B + t * step, X, Y, w)
+      if (new$ll >= cur$ll - 1e-12 * abs(cur$ll) || t < 1e-8) break
+      t <- t / 2
+    }
+    B <- B + t * step
+    cur <- new
+    if (max(abs(t * step)) < 1e-15 * (1 + max(abs(B)))) break
+  }
+  ## two more plain Newton steps at full precision
+  for (i in 1:2) {
+    step <- matrix(solve(cur$info, as.vector(t(cur$grad))), nrow(B), byrow = TRUE)
+    B <- B + step
+    cur <- mn_eval(B, X, Y, w)
+  }
+  list(B = B, eval = cur, iter = it)
+}
+
+multinom_case <- function(name, data, formula, weights = NULL, patsy_rhs, note = NULL) {
+  d <- DATA[[data]]
+  cl <- substitute(
+    multinom(F, data = d, weights = W, Hess = TRUE, reltol = 1e-16, abstol = 1e-30,
+             maxit = 10000, trace = FALSE, model = TRUE),
+    list(F = as.formula(formula), W = if (is.null(weights)) NULL else as.name(weights)))
+  fit <- eval(cl)
+  if (fit$convergence != 0) stop("multinom case ", name, " did not converge (nnet)")
+  mf <- fit$model
+  X <- model.matrix(attr(mf, "terms"), mf)
+  yf <- model.response(mf)
+  lev <- levels(yf)
+  Y <- outer(as.integer(yf), seq_along(lev), "==") * 1
+  w <- if (is.null(weights)) rep(1, nrow(X)) else model.weights(mf)
+  if (is.null(w)) w <- mf[["(weights)"]]
+  stopifnot(nrow(X) == nrow(fit$fitted.values), identical(lev, fit$lev))
+
+  raw_coef <- coef(fit)
+  raw_se <- summary(fit)$standard.errors
+  raw_eval <- mn_eval(raw_coef, X, Y, w)
+  raw_dev <- fit$deviance
+  stopifnot(abs(-2 * raw_eval$ll - raw_dev) < 1e-8 * raw_dev)
+
+  pol <- mn_polish(raw_coef, X, Y, w)
+  B <- pol$B
+  dimnames(B) <- dimnames(raw_coef)
+  ## put the polished MLE back into the nnet object and let nnet recompute its Hessian
+  r <- length(fit$vcoefnames)
+  Wm <- matrix(fit$wts, nrow = fit$n[3L], byrow = TRUE)
+  Wm[-1L, 1L + (1L:r)] <- B
+  fit$wts <- as.vector(t(Wm))
+  Pm <- pol$eval$P
+  dimnames(Pm) <- dimnames(fit$fitted.values)
+  fit$fitted.values <- Pm
+  fit$value <- -pol$eval$ll
+  fit$deviance <- -2 * pol$eval$ll
+  fit$AIC <- fit$deviance + 2 * fit$edf
+  fit$Hessian <- nnet:::multinomHess(fit, X)
+  stopifnot(max(abs(coef(fit) - B)) == 0)
+  cat(sprintf("  %-22s nnet->polished max|dcoef| %.1e, |grad| %.1e -> %.1e\n", name,
+              max(abs(raw_coef - B)), sqrt(sum(raw_eval$grad^2)), sqrt(sum(pol$eval$grad^2))))
+  if (max(abs(raw_coef - B)) > 1e-3 * (1 + max(abs(B)))) stop("polish moved far: separation?")
+  sm <- summary(fit)
+  Hn <- fit$Hessian
+  stopifnot(max(abs(Hn - pol$eval$info)) < 1e-8 * max(abs(Hn)))
+  ll <- logLik(fit)
+  rows5 <- d[rownames(mf)[1:5], , drop = FALSE]
+  list(
+    name = name,
+    dataset = data,
+    formula = formula,
+    patsy_rhs = patsy_rhs,
+    response = all.vars(as.formula(formula))[1],
+    levels = I(lev),
+    reference_level = lev[1],
+    weights = weights,
+    note = note,
+    n_rows_data = nrow(d),
+    n_complete = nrow(X),
+    sum_weights = sum(w),
+    coef_names = I(fit$vcoefnames),
+    patsy_coef_names = I(patsy_names(X, mf)),
+    coef = mat(B),
+    se = mat(sm$standard.errors),
+    vcov_names = I(rownames(Hn)),
+    vcov = mat(solve(Hn)),
+    deviance = fit$deviance,
+    loglik = as.numeric(ll),
+    loglik_df = attr(ll, "df"),
+    aic = fit$AIC,
+    edf = fit$edf,
+    fitted_head5 = mat(Pm[1:5, , drop = FALSE]),
+    fitted_colsum = vec(colSums(Pm)),
+    predict_probs_head5 = mat(predict(fit, newdata = rows5, type = "probs")),
+    predict_class = I(as.character(predict(fit, type = "class"))),
+    grad_norm = sqrt(sum(pol$eval$grad^2)),
+    polish_newton_iter = pol$iter,
+    nnet = list(
+      convergence = fit$convergence,
+      coef = mat(raw_coef),
+      se = mat(raw_se),
+      deviance = raw_dev,
+      grad_norm = sqrt(sum(raw_eval$grad^2)),
+      max_abs_coef_diff_to_polished = max(abs(raw_coef - B))
+    )
+  )
+}
+
+mn_cases <- list(
+  multinom_case("iris_sepal_length", "iris", "Species ~ Sepal_Length",
+                patsy_rhs = "Sepal_Length",
+                note = paste("Sepal_Length alone: setosa is linearly separable on",
+                             "Sepal_Length + Sepal_Width (the MLE does not exist there)")),
+  multinom_case("survey_smoke", "survey", "Smoke ~ Sex + Age",
+                patsy_rhs = "Sex + Age", note = "rows with NA in Smoke/Sex/Age dropped"),
+  multinom_case("survey_exer", "survey", "Exer ~ Sex + Age + Pulse",
+                patsy_rhs = "Sex + Age + Pulse", note = "rows with NA in Exer/Sex/Age/Pulse dropped"),
+  multinom_case("housing_sat_natural", "housing_satnat", "Sat ~ Infl + Type + Cont",
+                weights = "Freq", patsy_rhs = "Infl + Type + Cont",
+                note = paste("response levels in R's order Low < Medium < High (reference Low),",
+                             "not alphabetical; predictors alphabetical")),
+  multinom_case("housing_sat_alpha", "housing", "Sat ~ Infl + Type + Cont",
+                weights = "Freq", patsy_rhs = "Infl + Type + Cont",
+                note = "response levels alphabetical: High, Low, Medium (reference High)")
+)
+names(mn_cases) <- NULL
+write_json(list(meta = meta,
+                datasets = list(iris = factor_levels(DATA$iris),
+                                survey = factor_levels(DATA$survey),
+                                housing = factor_levels(DATA$housing),
+                                housing_satnat = factor_levels(DATA$housing_satnat)),
+                cases = mn_cases), "multinom.json")
+
+## ---------------------------------------------------------------------------------------
+## discrim.json
+## ---------------------------------------------------------------------------------------
+discrim_case <- function(name, kind, data, formula, method, prior = NULL, derived = NULL) {
+  d <- DATA[[data]]
+  fn <- if (kind == "lda") lda else qda
+  args <- list(as.formula(formula), data = d, method = method)
+  if (!is.null(prior)) args$prior <- prior
+  fit <- do.call(fn, args)
+  cv <- do.call(fn, c(args, list(CV = TRUE)))
+  p <- predict(fit)
+  vars <- colnames(fit$means)
+  out <- list(
+    name = name,
+    kind = kind,
+    dataset = data,
+    derived_columns = derived,
+    formula = formula,
+    response = all.vars(as.formula(formula))[1],
+    features = I(vars),
+    method = method,
+    prior_given = if (is.null(prior)) NULL else vec(prior),
+    levels = I(fit$lev),
+    N = fit$N,
+    counts = vec(fit$counts),
+    prior = vec(fit$prior),
+    means = mat(fit$means)
+  )
+  if (kind == "lda") {
+    out$scaling = mat(fit$scaling)
+    out$scaling_colnames = I(colnames(fit$scaling))
+    out$svd = vec(fit$svd)
+    out$x_head10 = mat(p$x[1:10, , drop = FALSE])
+  } else {
+    out$scaling = lapply(seq_along(fit$lev), function(k) mat(fit$scaling[, , k]))
+    out$ldet = vec(fit$ldet)
+  }
+  out$posterior_head10 <- mat(p$posterior[1:10, , drop = FALSE])
+  out$posterior_colsum <- vec(colSums(p$posterior))
+  out$class <- I(as.character(p$class))
+  out$cv_posterior_head10 <- mat(cv$posterior[1:10, , drop = FALSE])
+  out$cv_posterior_colsum <- vec(colSums(cv$posterior))
+  out$cv_class <- I(as.character(cv$class))
+  out[!vapply(out, is.null, TRUE)]
+}
+
+crabs_f <- "FL + RW + CL + CW + BD"
+dc <- list()
+for (kind in c("lda", "qda")) for (method in c("moment", "mle")) {
+  dc[[length(dc) + 1]] <- discrim_case(paste("iris", kind, method, sep = "_"), kind, "iris",
+                                       "Species ~ .", method)
+  dc[[length(dc) + 1]] <- discrim_case(paste("crabs_sp", kind, method, sep = "_"), kind, "crabs",
+                                       paste("sp ~", crabs_f), method)
+  dc[[length(dc) + 1]] <- discrim_case(paste("crabs_spsex", kind, method, sep = "_"), kind,
+                                       "crabs", paste("sp_sex ~", crabs_f), method,
+                                       derived = list(sp_sex = "paste(sp, sex, sep = '_')"))
+}
+dc[[length(dc) + 1]] <- discrim_case("iris_lda_moment_prior", "lda", "iris", "Species ~ .",
+                                     "moment", prior = c(0.5, 0.3, 0.2))
+dc[[length(dc) + 1]] <- discrim_case("crabs_sp_lda_moment_prior", "lda", "crabs",
+                                     paste("sp ~", crabs_f), "moment", prior = c(0.7, 0.3))
+dc[[length(dc) + 1]] <- discrim_case("iris_qda_moment_prior", "qda", "iris", "Species ~ .",
+                                     "moment", prior = c(0.5, 0.3, 0.2))
+write_json(list(meta = meta,
+                datasets = list(iris = factor_levels(DATA$iris),
+                                crabs = factor_levels(DATA$crabs)),
+                cases = dc), "discrim.json")
+
+## ---------------------------------------------------------------------------------------
+## bayesglm.json
+## ---------------------------------------------------------------------------------------
+bayes_case <- function(name, data, formula, link, S, patsy_formula) {
+  d <- DATA[[data]]
+  cl <- substitute(
+    bayesglm(F, family = binomial(link = LK), data = d,
+             prior.mean = 0, prior.scale = S, prior.df = Inf,
+             prior.mean.for.intercept = 0, prior.scale.for.intercept = S,
+             prior.df.for.intercept = Inf, scaled = FALSE,
+             control = glm.control(epsilon = 1e-14, maxit = 200)),
+    list(F = as.formula(formula), LK = link, S = S))
+  fit <- eval(cl)
+  cf <- coef(fit)
+  sm <- summary(fit)
+  X <- model.matrix(fit)
+  y <- fit$y
+  fam <- fit$family
+  loglik_at <- function(b) {
+    mu <- fam$linkinv(drop(X %*% b))
+    sum(dbinom(y, 1, mu, log = TRUE))
+  }
+  logpost <- function(b) loglik_at(b) - sum(b^2) / (2 * S^2)
+  ## independent check of the MAP: Newton on the log posterior with the analytic
+  ## observed information (expected + the non-canonical term)
+  b <- cf
+  for (it in 1:50) {
+    eta <- drop(X %*% b); mu <- fam$linkinv(eta); me <- fam$mu.eta(eta)
+    V <- mu * (1 - mu)
+    g <- crossprod(X, (y - mu) * me / V) - b / S^2
+    wobs <- me^2 / V - (y - mu) * (mu_eta2(fam$link, eta) / V - me^2 * (1 - 2 * mu) / V^2)
+    Hpen <- crossprod(X, X * wobs) + diag(1 / S^2, ncol(X))
+    step <- drop(solve(Hpen, g))
+    b <- b + step
+    if (max(abs(step)) < 1e-15 * (1 + max(abs(b)))) break
+  }
+  eta <- drop(X %*% b); mu <- fam$linkinv(eta); me <- fam$mu.eta(eta); V <- mu * (1 - mu)
+  Hexp <- crossprod(X, X * (me^2 / V)) + diag(1 / S^2, ncol(X))
+  wobs <- me^2 / V - (y - mu) * (mu_eta2(fam$link, eta) / V - me^2 * (1 - 2 * mu) / V^2)
+  Hobs <- crossprod(X, X * wobs) + diag(1 / S^2, ncol(X))
+  grad_at_arm <- { e <- drop(X %*% cf); m <- fam$linkinv(e)
+                   crossprod(X, (y - m) * fam$mu.eta(e) / (m * (1 - m))) - cf / S^2 }
+  rel <- max(abs(b - cf)) / max(abs(cf))
+  if (rel > 1e-8) stop("bayesglm MAP check failed for ", name, ": ", rel)
+  list(
+    name = name,
+    dataset = data,
+    formula = formula,
+    patsy_formula = patsy_formula,
+    family = "binomial",
+    link = link,
+    prior = list(mean = 0, scale = S, df = "Inf", mean_for_intercept = 0,
+                 scale_for_intercept = S, df_for_intercept = "Inf", scaled = FALSE,
+                 description = paste0("independent N(0, ", S, "^2) on every coefficient ",
+                                      "including the intercept (no centring, no scaling)")),
+    coef_names = I(names(cf)),
+    patsy_coef_names = I(patsy_names(X, model.frame(fit))),
+    coef = vec(cf),
+    se = vec(sm$coefficients[, 2]),
+    vcov = mat(vcov(fit)),
+    deviance = fit$deviance,
+    loglik_at_map = loglik_at(cf),
+    log_prior_kernel_at_map = -sum(cf^2) / (2 * S^2),
+    log_posterior_kernel_at_map = logpost(cf),
+    converged = fit$converged,
+    iter = fit$iter,
+    fitted_head = head_n(fitted(fit), 10),
+    check = list(
+      newton_map = vec(b),
+      max_rel_diff_arm_vs_newton = rel,
+      grad_norm_at_arm = sqrt(sum(grad_at_arm^2)),
+      se_expected_at_newton = vec(sqrt(diag(solve(Hexp)))),
+      se_observed_at_newton = vec(sqrt(diag(solve(Hobs))))
+    )
+  )
+}
+
+bc <- list()
+for (S in c(1, 2.5)) {
+  bc[[length(bc) + 1]] <- bayes_case(paste0("spector_logit_S", S), "spector",
+                                     "GRADE ~ GPA + TUCE + PSI", "logit", S,
+                                     "GRADE ~ GPA + TUCE + PSI")
+  bc[[length(bc) + 1]] <- bayes_case(paste0("birthwt_logit_S", S), "birthwt",
+                                     paste("low ~", bw_rhs), "logit", S,
+                                     paste("low ~", bw_rhs))
+  bc[[length(bc) + 1]] <- bayes_case(paste0("endometrial_logit_S", S), "endometrial",
+                                     "HG ~ NV + PI + EH", "logit", S, "HG ~ NV + PI + EH")
+}
+bc[[length(bc) + 1]] <- bayes_case("spector_probit_S2.5", "spector", "GRADE ~ GPA + TUCE + PSI",
+                                   "probit", 2.5, "GRADE ~ GPA + TUCE + PSI")
+bc[[length(bc) + 1]] <- bayes_case("birthwt_probit_S1", "birthwt", paste("low ~", bw_rhs),
+                                   "probit", 1, paste("low ~", bw_rhs))
+write_json(list(meta = meta,
+                datasets = list(spector = factor_levels(DATA$spector),
+                                birthwt = factor_levels(DATA$birthwt),
+                                endometrial = factor_levels(DATA$endometrial)),
+                cases = bc), "bayesglm.json")
