@@ -4,7 +4,7 @@
 >>> import glmclass.formula.api as gcf
 """
 
-from . import families, links
+from . import families, links, summary
 from .errors import (
     ConvergenceWarning,
     DataError,

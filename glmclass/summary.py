@@ -34,6 +34,13 @@ def fmt(value, digits: int = 4) -> str:
     return str(value)
 
 
+def _is_whole(col: pd.Series) -> bool:
+    if col.dtype.kind not in "f":
+        return False
+    v = col.to_numpy()
+    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15))
+
+
 @dataclass
 class Summary:
     """A statistical report.
@@ -70,9 +77,12 @@ class Summary:
     def _table_lines(self, df: pd.DataFrame) -> list[list[str]]:
         cols = [""] + [str(c) for c in df.columns]
         rows = [cols]
-        for idx, row in df.iterrows():
+        # columns of whole numbers (counts, degrees of freedom) print without decimals
+        whole = [_is_whole(df[c]) for c in df.columns]
+        for idx, row in zip(df.index, df.itertuples(index=False)):
             label = " ".join(map(str, idx)) if isinstance(idx, tuple) else str(idx)
-            rows.append([label] + [fmt(v, self.digits) for v in row.tolist()])
+            rows.append([label] + [fmt(int(v) if w else v, self.digits)
+                                   for v, w in zip(row, whole)])
         return rows
 
     def as_text(self) -> str:
@@ -82,7 +92,9 @@ class Summary:
             sum(max(len(r[j]) for r in b) for j in range(len(b[0]))) + 2 * (len(b[0]) - 1)
             for b in blocks
         ])
-        out = [self.title.center(width), "=" * width]
+        out = [self.title.center(width)]
+        if self.header:
+            out.append("=" * width)
         pairs = [(str(k), fmt(v)) for k, v in self.header]
         half = (len(pairs) + 1) // 2
         left, right = pairs[:half], pairs[half:]
