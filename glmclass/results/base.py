@@ -15,7 +15,7 @@ def row_key(index: pd.Index, freq_weights: np.ndarray | None) -> str:
     compare models fit on different data."""
     h = hashlib.sha1()
     h.update(pd.util.hash_pandas_object(pd.Series(index), index=False).to_numpy().tobytes())
-    if freq_weights is not None:
+    if freq_weights is not None and not np.all(freq_weights == 1):  # unit weights = none
         h.update(np.ascontiguousarray(freq_weights, dtype=float).tobytes())
     return h.hexdigest()
 
