@@ -46,7 +46,8 @@ class Family(ABC):
         if not isinstance(self.link, tuple(self.allowed)):
             names = ", ".join(c.name for c in self.allowed)
             raise ValueError(
-                f"link {self.link!r} is not available for the {self.name} family; use one of {names}"
+                f"link {self.link!r} is not available for the {self.name} family; "
+                f"use one of {names}"
             )
 
     def __repr__(self) -> str:
@@ -93,8 +94,14 @@ class Family(ABC):
         """Whether eta maps to a mean inside the family's domain."""
         if not self.link.valid_eta(eta):
             return False
+        eta = np.asarray(eta, dtype=float)
+        if eta.size == 0:
+            return True
+        # log V is finite on an interval of eta for every family and link here (log mu and
+        # log(1 - mu) are monotone in eta), so the two extremes decide: no pass over all of eta
+        ends = np.array([eta.min(), eta.max()])
         with np.errstate(all="ignore"):
-            return bool(np.all(np.isfinite(self.log_variance(eta))))
+            return bool(np.all(np.isfinite(self.log_variance(ends))))
 
     def score_ratio(self, eta: np.ndarray) -> np.ndarray:
         """mu'(eta) / V(mu): the factor of (y - mu) in the score."""
@@ -124,6 +131,15 @@ class Family(ABC):
         dev = float(np.sum(weights * self.unit_deviance(y, eta)))
         return w, u, dev
 
+    def scaled_residual(self, y: np.ndarray, eta: np.ndarray, log_scale: np.ndarray
+                        ) -> np.ndarray:
+        """(y - mu) / exp(log_scale) without 0 * inf: the Pearson (``log_scale = log V / 2``)
+        and working (``log_scale = log mu'``) residuals where mu' or V underflow."""
+        mu = self.link.inverse(eta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = (y - mu) * np.exp(-log_scale)
+        return np.where(y == mu, 0.0, r)
+
     def observed_weights(self, y: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """Minus d^2 l / d eta^2 per observation: the weights of the observed information.
 
@@ -138,6 +154,38 @@ class Family(ABC):
         return self.working_weights(eta) - (y - mu) * (
             r * self.link.dlog_mu_eta(eta) - r * r * self.dvariance(mu)
         )
+
+
+def _binomial_deviance(y: np.ndarray, lm: np.ndarray, l1m: np.ndarray) -> np.ndarray:
+    """Unit deviance from log mu and log(1 - mu); the saturated term only for proportions."""
+    dev = -2.0 * (_xlogy_safe(y, lm) + _xlogy_safe(1.0 - y, l1m))
+    frac = (y > 0) & (y < 1)
+    if frac.any():
+        dev += 2.0 * (special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y))
+    return dev
+
+
+def _logit_irls_terms(
+    y: np.ndarray, eta: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Binomial-logit IRLS terms from one ``exp`` and one ``log1p`` per observation.
+
+    With ``e = exp(-|eta|)``: ``mu (1 - mu) = e / (1 + e)^2`` and the log-likelihood
+    ``y log mu + (1 - y) log(1 - mu) = y eta - max(eta, 0) - log1p(e)`` (scipy's ``log_expit``
+    rearranged). ``|eta|`` is capped at 700 as in :meth:`Family.working_weights`; the cap changes
+    the log-likelihood by less than 1e-300.
+    """
+    e = np.exp(-np.minimum(np.abs(eta), _ETA_MAX))
+    ope = 1.0 + e
+    mu = np.where(eta >= 0, 1.0, e) / ope
+    w = weights * (e / (ope * ope))
+    u = weights * (y - mu)
+    loglik = y * eta - np.maximum(eta, 0.0) - np.log1p(e)
+    dev = -2.0 * float(weights @ loglik)
+    frac = (y > 0) & (y < 1)
+    if frac.any():  # saturated term of proportions (zero for 0/1 responses)
+        dev += 2.0 * float(weights @ (special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)))
+    return w, u, dev
 
 
 def _binomial_links() -> tuple:
@@ -167,8 +215,27 @@ class Binomial(Family):
 
     def unit_deviance(self, y, eta):
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
-        sat = special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)
-        return 2.0 * (sat - _xlogy_safe(y, lm) - _xlogy_safe(1.0 - y, l1m))
+        return _binomial_deviance(y, lm, l1m)
+
+    def irls_terms(self, y, eta, weights, observed=False):
+        """As :meth:`Family.irls_terms`, with log mu and log(1 - mu) evaluated once (the
+        generic version evaluates them four times); the logit link has a closed form."""
+        if observed and not self.is_canonical:
+            return super().irls_terms(y, eta, weights, observed)
+        if isinstance(self.link, L.Logit):
+            return _logit_irls_terms(y, eta, weights)
+        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
+        dev = float(np.sum(weights * _binomial_deviance(y, lm, l1m)))
+        etac = np.clip(eta, -_ETA_MAX, _ETA_MAX)
+        clipped = eta.size and (eta.min() < -_ETA_MAX or eta.max() > _ETA_MAX)
+        log_v = self.log_variance(etac) if clipped else lm + l1m
+        log_me = self.link.log_mu_eta(etac)
+        with np.errstate(over="ignore"):
+            w = weights * np.exp(2.0 * log_me - log_v)
+            ratio = np.exp(log_me - log_v)
+        with np.errstate(invalid="ignore"):
+            u = weights * ratio * (y - self.link.inverse(eta))
+        return w, u, dev
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
         n = var_weights
@@ -177,6 +244,15 @@ class Binomial(Family):
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
         comb = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
         return comb + _xlogy_safe(k, lm) + _xlogy_safe(n - k, l1m)
+
+    def scaled_residual(self, y, eta, log_scale):
+        # y - mu = y (1 - mu) - (1 - y) mu, each term on the log scale: exact when mu rounds to
+        # 0 or 1 (|eta| large), where y - mu and V(mu) lose every digit
+        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
+        with np.errstate(over="ignore", invalid="ignore"):  # masked 0 * inf terms
+            up = np.where(y > 0, y * np.exp(l1m - log_scale), 0.0)
+            down = np.where(y < 1, (1.0 - y) * np.exp(lm - log_scale), 0.0)
+        return up - down
 
     def start_mu(self, y, weights):
         return (weights * y + 0.5) / (weights + 1.0)

@@ -20,6 +20,17 @@ from scipy import special
 _EPS = np.finfo(float).eps
 
 
+def _log1mexp(e: np.ndarray, log_e: np.ndarray) -> np.ndarray:
+    """log(1 - exp(-e)) for e = exp(log_e) >= 0, accurate for every e (Maechler, 2012).
+
+    ``log(-expm1(-e))`` for e <= log 2 (``log_e`` itself once e underflows), ``log1p(-exp(-e))``
+    above, where ``1 - exp(-e)`` is near 1.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        small = np.where(e < 1e-300, log_e, np.log(-np.expm1(-e)))
+        return np.where(e <= np.log(2.0), small, np.log1p(-np.exp(-e)))
+
+
 class Link(ABC):
     """Base class of the links: a small immutable object without state.
 
@@ -57,15 +68,19 @@ class Link(ABC):
 
     def mu_eta(self, eta: np.ndarray) -> np.ndarray:
         """dmu/deta."""
-        return np.exp(self.log_mu_eta(eta))
+        with np.errstate(over="ignore"):  # the log link's mu' = exp(eta) may be inf
+            return np.exp(self.log_mu_eta(eta))
 
     def mu_eta2(self, eta: np.ndarray) -> np.ndarray:
         """d^2 mu / deta^2, needed for the observed information of non-canonical links."""
-        return self.mu_eta(eta) * self.dlog_mu_eta(eta)
+        m, d = self.mu_eta(eta), self.dlog_mu_eta(eta)
+        with np.errstate(invalid="ignore"):
+            # mu' underflows to 0 faster than d log mu' grows (cloglog at eta = 800): 0, not NaN
+            return np.where(m == 0, 0.0, m * d)
 
     def log_inverse(self, eta: np.ndarray) -> np.ndarray:
-        """log mu."""
-        with np.errstate(divide="ignore"):
+        """log mu (NaN where mu < 0: the caller's domain check rejects such eta)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(self.inverse(eta))
 
     def log_inverse_c(self, eta: np.ndarray) -> np.ndarray:
@@ -133,7 +148,8 @@ class CLogLog(Link):
     name = "cloglog"
 
     def link(self, mu):
-        return np.log(-np.log1p(-np.asarray(mu, dtype=float)))
+        with np.errstate(divide="ignore"):  # mu = 0 or 1 map to -inf / inf, as special.logit
+            return np.log(-np.log1p(-np.asarray(mu, dtype=float)))
 
     def inverse(self, eta):
         with np.errstate(over="ignore"):
@@ -142,8 +158,7 @@ class CLogLog(Link):
     def log_inverse(self, eta):
         with np.errstate(over="ignore", divide="ignore"):
             e = np.exp(eta)
-            # log(1 - exp(-e)); for tiny e it is log(e) + log1p(-e/2 ...), log(-expm1) is exact
-            return np.where(e < 1e-300, eta, np.log(-np.expm1(-e)))
+            return _log1mexp(e, eta)
 
     def log_inverse_c(self, eta):
         with np.errstate(over="ignore"):
@@ -165,7 +180,8 @@ class LogLog(Link):
     name = "loglog"
 
     def link(self, mu):
-        return -np.log(-np.log(np.asarray(mu, dtype=float)))
+        with np.errstate(divide="ignore"):
+            return -np.log(-np.log(np.asarray(mu, dtype=float)))
 
     def inverse(self, eta):
         with np.errstate(over="ignore"):
@@ -179,7 +195,7 @@ class LogLog(Link):
         eta = np.asarray(eta, dtype=float)
         with np.errstate(over="ignore", divide="ignore"):
             e = np.exp(-eta)
-            return np.where(e < 1e-300, -eta, np.log(-np.expm1(-e)))
+            return _log1mexp(e, -eta)
 
     def log_mu_eta(self, eta):
         eta = np.asarray(eta, dtype=float)
@@ -197,7 +213,12 @@ class Cauchit(Link):
     name = "cauchit"
 
     def link(self, mu):
-        return np.tan(np.pi * (np.asarray(mu, dtype=float) - 0.5))
+        mu = np.asarray(mu, dtype=float)
+        with np.errstate(divide="ignore"):
+            # tan(pi (mu - 1/2)) = -cot(pi mu): the cotangent keeps the digits of a tiny mu or
+            # 1 - mu and gives -inf / inf at 0 / 1
+            tail = np.where(mu < 0.5, -1.0 / np.tan(np.pi * mu), 1.0 / np.tan(np.pi * (1.0 - mu)))
+        return np.where(np.abs(mu - 0.5) < 0.25, np.tan(np.pi * (mu - 0.5)), tail)
 
     def inverse(self, eta):
         eta = np.asarray(eta, dtype=float)

@@ -79,10 +79,10 @@ class Summary:
         rows = [cols]
         # columns of whole numbers (counts, degrees of freedom) print without decimals
         whole = [_is_whole(df[c]) for c in df.columns]
-        for idx, row in zip(df.index, df.itertuples(index=False)):
+        for idx, row in zip(df.index, df.itertuples(index=False), strict=True):
             label = " ".join(map(str, idx)) if isinstance(idx, tuple) else str(idx)
             rows.append([label] + [fmt(int(v) if w else v, self.digits)
-                                   for v, w in zip(row, whole)])
+                                   for v, w in zip(row, whole, strict=True)])
         return rows
 
     def as_text(self) -> str:
@@ -106,14 +106,15 @@ class Summary:
                 rk, rv = right[i]
                 line += "   " + f"{rk + ':':<{colw - len(rv)}}{rv}"
             out.append(line)
-        for (title, _), rows in zip(self.tables, blocks):
+        for (title, _), rows in zip(self.tables, blocks, strict=True):
             out.append("=" * width)
             if title:
                 out.append(str(title))
                 out.append("-" * width)
             widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
             for k, r in enumerate(rows):
-                cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
+                cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in
+                                                   zip(r[1:], widths[1:], strict=True)]
                 out.append("  ".join(cells))
                 if k == 0:
                     out.append("-" * width)

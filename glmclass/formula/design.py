@@ -8,7 +8,9 @@ remembered from the training data).
 
 from __future__ import annotations
 
+import pickle
 import re
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,9 @@ def _referenced_columns(formula: str, data: pd.DataFrame) -> list[str]:
 def split_formula(formula: str) -> tuple[str | None, str]:
     """Split ``"lhs ~ rhs"`` into its two sides (lhs None for a one-sided formula)."""
     if not isinstance(formula, str):
-        raise TypeError(f"formula must be a string like 'y ~ x1 + x2', got {type(formula).__name__}")
+        raise TypeError(
+            f"formula must be a string like 'y ~ x1 + x2', got {type(formula).__name__}"
+        )
     if "~" not in formula:
         return None, formula
     lhs, rhs = formula.split("~", 1)
@@ -71,11 +75,22 @@ class DesignSpec:
         if not isinstance(newdata, pd.DataFrame):
             newdata = pd.DataFrame(newdata)
         self._check_levels(newdata)
+        used = _referenced_columns(split_formula(self.formula)[1], newdata)
+        incomplete = newdata[used].isna().any(axis=1).to_numpy()
+        if incomplete.any():  # as R's na.pass: NaN rows, whatever the column type
+            out = np.full((len(newdata), len(self.column_names)), np.nan)
+            if not incomplete.all():
+                out[~incomplete] = self.exog(newdata[~incomplete])
+            return out
         try:
             (mat,) = patsy.build_design_matrices(
                 [self.design_info], newdata, NA_action=patsy.NAAction(NA_types=[])
             )
         except patsy.PatsyError as exc:
+            missing = re.search(r"NameError: name '(.+?)' is not defined", str(exc))
+            if missing:
+                raise ValueError(f"new data lack the column {missing.group(1)!r}, which the "
+                                 f"formula {self.formula!r} uses") from None
             raise ValueError(f"cannot build the design for new data: {exc}") from None
         except NameError as exc:
             raise ValueError(f"new data lack a column the formula uses: {exc}") from None
@@ -92,22 +107,48 @@ class DesignSpec:
             seen = pd.unique(newdata[col].dropna())
             unseen = [v for v in seen if v not in set(info.categories)]
             if unseen:
+                levels = [_plain(v) for v in info.categories]
                 raise ValueError(
-                    f"column {col!r} has level {unseen[0]!r}, which was not in the data the "
-                    f"model was fit on (levels: {list(info.categories)})"
+                    f"column {col!r} has level {_plain(unseen[0])!r}, which was not in the data "
+                    f"the model was fit on (levels: {levels})"
                 )
 
-    # patsy's DesignInfo does not pickle: keep the training columns and rebuild it on load
+    # patsy's DesignInfo does not pickle: keep the training columns and rebuild it on load,
+    # with the user's functions the formula calls (those that pickle by reference)
     def __getstate__(self) -> dict:
         return {"formula": self.formula, "column_names": self.column_names,
-                "_rebuild": self._rebuild}
+                "_rebuild": self._rebuild, "_names": _picklable_names(self.design_info)}
 
     def __setstate__(self, state: dict) -> None:
+        names = state.pop("_names", {})
         self.__dict__.update(state)
         rhs = split_formula(self.formula)[1]
-        self.design_info = patsy.dmatrix(
-            rhs, self._rebuild, eval_env=_env(0), NA_action="drop"
-        ).design_info
+        env = _env(0).with_outer_namespace(names)
+        self.design_info = patsy.dmatrix(rhs, self._rebuild, eval_env=env,
+                                         NA_action="drop").design_info
+
+
+def _plain(value):
+    """A NumPy scalar as the Python value it holds, for readable messages (5, not np.int64(5))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _picklable_names(design_info) -> dict:
+    """Names the formula's factors looked up in the caller's scope, minus modules and anything
+    that does not pickle (lambdas, local functions): those are rebuilt or reported on load."""
+    out = {}
+    for info in design_info.factor_infos.values():
+        env = info.state.get("eval_env") if isinstance(info.state, dict) else None
+        for ns in getattr(env, "_namespaces", []):
+            for key, value in ns.items():
+                if key in out or isinstance(value, types.ModuleType):
+                    continue
+                try:
+                    pickle.dumps(value)
+                except Exception:  # noqa: BLE001 - any pickling failure means "leave it out"
+                    continue
+                out[key] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -217,6 +258,8 @@ def _response(lhs: str, frame: pd.DataFrame, env: patsy.EvalEnvironment) -> pd.S
                           return_type="dataframe")
     except (patsy.PatsyError, NameError) as exc:
         raise ValueError(f"cannot evaluate the response {lhs!r}: {exc}") from None
+    if y.shape[1] == 2 and str(y.columns[1]).endswith("[True]"):
+        return y.iloc[:, 1].rename(lhs)  # a boolean expression such as I(species == 'a')
     if y.shape[1] != 1:
         raise ValueError(f"the response {lhs!r} must be one column, got {y.shape[1]}")
     return y.iloc[:, 0].rename(lhs)
@@ -227,7 +270,7 @@ def _missing_message(data, used, keep, aligned) -> str:
     bad += [n for n, a in (aligned or {}).items()
             if a is not None and np.asarray(a).dtype.kind in "fc" and np.isnan(a).any()]
     counts = ", ".join(
-        f"{c!r} ({int(data[c].isna().sum()) if c in data.columns else int(np.isnan(aligned[c]).sum())})"
+        f"{c!r} ({int(data[c].isna().sum() if c in data.columns else np.isnan(aligned[c]).sum())})"
         for c in bad
     )
     return (
@@ -238,4 +281,9 @@ def _missing_message(data, used, keep, aligned) -> str:
 
 def _patsy_message(exc: Exception, formula: str, data: pd.DataFrame) -> str:
     text = str(exc).splitlines()[0]
+    missing = re.search(r"NameError: name '(.+?)' is not defined", text)
+    if missing:
+        cols = ", ".join(map(repr, list(data.columns)[:20]))
+        return (f"the formula {formula!r} uses {missing.group(1)!r}, which is not a column of "
+                f"data (columns: {cols}) nor a name in scope; check the spelling")
     return f"cannot build the design of {formula!r}: {text}"

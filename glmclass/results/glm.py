@@ -53,7 +53,7 @@ class GLMResults(LikelihoodMixin):
         self.fit_history = fit.history
         self.method = method
         self.information = information
-        self.aliased = [n for n, a in zip(d.exog_names, fit.aliased) if a]
+        self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
         self.rank = int((~fit.aliased).sum())
         pw = model.freq_weights * model.var_weights
         self.nobs = float(model.freq_weights[model.var_weights > 0].sum())
@@ -78,27 +78,29 @@ class GLMResults(LikelihoodMixin):
     @cached_property
     def resid_response(self) -> pd.Series:
         """y - mu."""
-        return pd.Series(self.model.endog - self.fittedvalues.to_numpy(), index=self.model.data.index)
+        return pd.Series(self.model.endog - self.fittedvalues.to_numpy(),
+                         index=self.model.data.index)
 
     @cached_property
     def resid_pearson(self) -> pd.Series:
         """(y - mu) sqrt(prior weight / V(mu)), as R's ``residuals(type="pearson")``."""
         fam, eta = self.model.family, self._fit.eta
-        r = self.resid_response.to_numpy() * np.sqrt(self._prior_weights) * np.exp(
-            -0.5 * fam.log_variance(eta))
-        return pd.Series(r, index=self.model.data.index)
+        r = fam.scaled_residual(self.model.endog, eta, 0.5 * fam.log_variance(eta))
+        return pd.Series(r * np.sqrt(self._prior_weights), index=self.model.data.index)
 
     @cached_property
     def resid_deviance(self) -> pd.Series:
         """sign(y - mu) sqrt(prior weight * unit deviance)."""
         dev = self.model.family.unit_deviance(self.model.endog, self._fit.eta)
-        r = np.sign(self.resid_response.to_numpy()) * np.sqrt(np.maximum(self._prior_weights * dev, 0))
+        r = np.sign(self.resid_response.to_numpy()) * np.sqrt(
+            np.maximum(self._prior_weights * dev, 0))
         return pd.Series(r, index=self.model.data.index)
 
     @cached_property
     def resid_working(self) -> pd.Series:
         """(y - mu) / mu'(eta), the working residuals of the last IRLS step."""
-        r = self.resid_response.to_numpy() / self.model.family.link.mu_eta(self._fit.eta)
+        fam, eta = self.model.family, self._fit.eta
+        r = fam.scaled_residual(self.model.endog, eta, fam.link.log_mu_eta(eta))
         return pd.Series(r, index=self.model.data.index)
 
     @cached_property
@@ -144,8 +146,9 @@ class GLMResults(LikelihoodMixin):
         return info[np.ix_(keep, keep)]
 
     def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates: dispersion times the inverse information matrix."""
-        return self._cov
+        """Covariance of the estimates: dispersion times the inverse information matrix (a copy:
+        changing it leaves ``bse`` and the other cached values alone)."""
+        return self._cov.copy()
 
     @cached_property
     def _cov(self) -> pd.DataFrame:
@@ -187,7 +190,8 @@ class GLMResults(LikelihoodMixin):
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must be in (0, 1), got {alpha}")
         q = stats.t.isf(alpha / 2, self.df_resid) if self._use_t else stats.norm.isf(alpha / 2)
-        return pd.DataFrame({"lower": self.params - q * self.bse, "upper": self.params + q * self.bse})
+        return pd.DataFrame({"lower": self.params - q * self.bse,
+                             "upper": self.params + q * self.bse})
 
     # --- prediction ---------------------------------------------------------------------------
     def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5):

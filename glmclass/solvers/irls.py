@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, aliased_columns, spd_solve
-from .gram import fused_pass, weighted_gram
+from .gram import block_rows, fused_pass
 
 
 @dataclass(frozen=True)
@@ -141,9 +142,8 @@ def irls(
 
     keep = np.ones(p, dtype=bool)
     if start is None:
-        mu0 = family.start_mu(y, weights)
-        eta0 = family.link.link(mu0)
-        eta, dev, g, r = _pass_at_eta(X, eta0, offset, terms, control.block_rows)
+        eta0 = _start_eta(family, y, weights, control.block_rows or block_rows(p))
+        eta, dev, g, r = fused_pass(X, None, offset, terms, control.block_rows, eta=eta0)
         coef_old, obj_old = None, dev
     else:
         coef_old = np.asarray(start, dtype=float)
@@ -157,7 +157,7 @@ def irls(
         eta, dev, obj, g_new, r_new = run(coef)
         halvings = 0
         while not (np.isfinite(obj) and family.valid(eta)) or (
-            it > 1 and (obj - obj_old) / (0.1 + abs(obj)) >= control.tol
+            (it > 1 or start is not None) and (obj - obj_old) / (0.1 + abs(obj)) >= control.tol
         ):
             if coef_old is None or halvings >= control.maxhalf:
                 message = "step-halving could not reduce the deviance"
@@ -175,9 +175,11 @@ def irls(
         coef_old, obj_old, g, r = coef, obj, g_new, r_new
         if converged:
             break
-    if coef_old is None:  # failed in the first iteration
-        coef_old = np.zeros(p)
-        eta, dev, obj, g, r = run(coef_old)
+    if coef_old is None:  # the first step from the starting means left the domain (as R)
+        raise DataError(
+            "no valid set of coefficients has been found: the first IRLS step left the domain "
+            f"of the {family.name} family with the {family.link.name} link; pass start_params "
+            "inside it (e.g. an intercept of link(mean(y)) and zero slopes)")
     if converged and not observed and not family.is_canonical:
         # Fisher scoring converges only linearly for a non-canonical link, so R's deviance rule
         # stops ~sqrt(tol) away from the optimum: finish with exact-Hessian Newton steps
@@ -209,11 +211,13 @@ def _polish(run, coef, state, keep, penalty, family, max_steps: int = 5):
     return coef, eta, dev, obj, g, r
 
 
-def _pass_at_eta(X, eta0, offset, terms, rows):
-    """Gram and right-hand side at a given eta (the first iteration starts from mu, not coef)."""
-    n, p = X.shape
-    w, wz, dev = terms(eta0, slice(0, n))
-    return eta0, dev, weighted_gram(X, w, rows), X.T @ wz
+def _start_eta(family: Family, y: np.ndarray, weights: np.ndarray, rows: int) -> np.ndarray:
+    """eta at the family's starting mu (R's ``mustart``), by blocks: no full-length temporaries."""
+    eta = np.empty(y.shape[0])
+    for s in range(0, y.shape[0], rows):
+        sl = slice(s, s + rows)
+        eta[sl] = family.link.link(family.start_mu(y[sl], weights[sl]))
+    return eta
 
 
 def _penalised(g: np.ndarray, penalty: Penalty | None) -> np.ndarray:

@@ -1,0 +1,62 @@
+"""The blocked Gram matrix equals the dense X'WX for every block size and sign of weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glmclass.solvers.gram import block_rows, fused_pass, weighted_gram
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(1037, 6))
+W_POS = RNG.uniform(0, 3, 1037)
+W_SIGNED = RNG.normal(size=1037)
+
+
+@pytest.mark.parametrize("rows", [1, 7, 256, 1000, 1036, 1037, 5000, None])
+@pytest.mark.parametrize("w", [W_POS, W_SIGNED], ids=["positive", "signed"])
+def test_weighted_gram_equals_dense(rows, w):
+    dense = (X * w[:, None]).T @ X
+    got = weighted_gram(X, w, rows)
+    np.testing.assert_allclose(got, dense, rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(got, got.T, rtol=0, atol=1e-12)
+
+
+def test_zero_weights_and_single_column():
+    w = W_POS.copy()
+    w[::2] = 0.0
+    np.testing.assert_allclose(weighted_gram(X[:, :1], w, 100), [[np.sum(w * X[:, 0] ** 2)]])
+
+
+def test_block_rows_targets_the_block_size():
+    assert block_rows(50) == 2 * 1024 * 1024 // (8 * 50)
+    assert block_rows(10_000) == 256  # at least 256 rows per block
+    assert block_rows(0) > 0
+
+
+@pytest.mark.parametrize("rows", [5, 300, None])
+def test_fused_pass_matches_dense(rows):
+    coef = RNG.normal(size=6) * 0.3
+    offset = RNG.normal(size=1037) * 0.1
+    y = RNG.integers(0, 2, 1037).astype(float)
+
+    def terms(eta_b, sl):
+        mu = 1 / (1 + np.exp(-eta_b))
+        w = mu * (1 - mu)
+        return w, w * (eta_b - offset[sl]) + (y[sl] - mu), float(np.sum(eta_b))
+
+    eta, obj, gram, rhs = fused_pass(X, coef, offset, terms, rows)
+    eta_ref = X @ coef + offset
+    np.testing.assert_allclose(eta, eta_ref, rtol=1e-13)
+    mu = 1 / (1 + np.exp(-eta_ref))
+    w = mu * (1 - mu)
+    np.testing.assert_allclose(gram, (X * w[:, None]).T @ X, rtol=1e-12)
+    np.testing.assert_allclose(rhs, X.T @ (w * (eta_ref - offset) + y - mu), rtol=1e-11)
+    assert obj == pytest.approx(np.sum(eta_ref), rel=1e-12)
+
+
+def test_weighted_gram_does_not_modify_inputs():
+    x, w = X.copy(), W_SIGNED.copy()
+    weighted_gram(x, w, 100)
+    np.testing.assert_array_equal(x, X)
+    np.testing.assert_array_equal(w, W_SIGNED)

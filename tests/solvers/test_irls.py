@@ -1,0 +1,184 @@
+"""The IRLS solver: R's glm.fit semantics on plain arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+
+import glmclass.solvers.irls as irls_mod
+from glmclass import families as F
+from glmclass import links as L
+from glmclass.solvers.irls import Control, IRLSFit, irls
+
+RNG = np.random.default_rng(11)
+N = 400
+X = np.column_stack([np.ones(N), RNG.normal(size=(N, 3))])
+BETA = np.array([-0.3, 0.8, -0.5, 0.25])
+Y = (RNG.uniform(size=N) < 1 / (1 + np.exp(-X @ BETA))).astype(float)
+ONES, ZEROS = np.ones(N), np.zeros(N)
+
+
+def fit(family=F.Binomial(), y=Y, X=X, weights=ONES, offset=ZEROS, start=None, **control):
+    return irls(X, y, family, weights, offset, start, Control(**control))
+
+
+def rule(history):
+    """R's relative-deviance criterion between consecutive iterations."""
+    h = np.asarray(history)
+    return np.abs(np.diff(h)) / (np.abs(h[1:]) + 0.1)
+
+
+def test_returns_frozen_record_with_consistent_fields():
+    res = fit()
+    assert isinstance(res, IRLSFit)
+    assert res.converged and res.message == ""
+    np.testing.assert_allclose(res.eta, X @ res.coef, rtol=1e-13)
+    dev = np.sum(F.Binomial().unit_deviance(Y, res.eta))
+    assert res.deviance == pytest.approx(dev, rel=1e-13)
+    mu = 1 / (1 + np.exp(-res.eta))
+    np.testing.assert_allclose(res.gram, (X * (mu * (1 - mu))[:, None]).T @ X, rtol=1e-8)
+    assert res.history[-1] == pytest.approx(res.deviance, rel=1e-14)
+    assert len(res.history) == res.n_iter
+    with pytest.raises(AttributeError):
+        res.coef = None
+
+
+def test_score_vanishes_at_the_estimate():
+    res = fit()
+    mu = 1 / (1 + np.exp(-res.eta))
+    assert np.max(np.abs(X.T @ (Y - mu))) < 1e-8
+
+
+def test_stops_by_r_rule():
+    """Converged at the first iteration whose relative deviance change is below tol."""
+    tol = 1e-8
+    res = fit(family=F.Binomial(link=L.CLogLog()), tol=tol)
+    crit = rule(res.history)
+    assert crit[-1] < tol
+    assert np.all(crit[:-1] >= tol)
+    assert res.converged
+
+
+@pytest.mark.parametrize("tol", [1e-4, 1e-8, 1e-12])
+def test_tighter_tol_never_takes_fewer_iterations(tol):
+    loose = fit(family=F.Binomial(link=L.Cauchit()), tol=tol)
+    tight = fit(family=F.Binomial(link=L.Cauchit()), tol=tol * 1e-2)
+    assert tight.n_iter >= loose.n_iter
+    assert tight.deviance <= loose.deviance + 1e-12
+
+
+def test_maxiter_stops_unconverged_with_message():
+    res = fit(family=F.Binomial(link=L.Cauchit()), maxiter=2)
+    assert not res.converged
+    assert res.n_iter == 2
+    assert "no convergence in 2 iterations" in res.message
+    assert np.all(np.isfinite(res.coef))
+
+
+def test_start_params_at_the_estimate_converge_at_once():
+    ref = fit()
+    again = fit(start=ref.coef)
+    assert again.converged and again.n_iter <= 2
+    np.testing.assert_allclose(again.coef, ref.coef, rtol=1e-10)
+
+
+def test_start_params_far_away_reach_the_same_estimate():
+    ref = fit(family=F.Binomial(link=L.Probit()))
+    far = fit(family=F.Binomial(link=L.Probit()), start=np.array([3.0, -4.0, 4.0, 2.0]))
+    np.testing.assert_allclose(far.coef, ref.coef, rtol=1e-7)
+
+
+def test_step_halving_is_exercised_and_keeps_deviance_decreasing(monkeypatch):
+    """Log-binomial: the full step leaves mu < 1, and step-halving pulls it back (as R)."""
+    calls = []
+    real = irls_mod.fused_pass
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(irls_mod, "fused_pass", counting)
+    x = np.linspace(0, 3, 60)
+    Xl = np.column_stack([np.ones(60), x])
+    y = (RNG.uniform(size=60) < np.exp(-2.5 + 0.7 * x)).astype(float)
+    fam = F.Binomial(link=L.Log())
+    res = irls(Xl, y, fam, np.ones(60), np.zeros(60), np.array([-3.0, 0.05]), Control())
+    assert res.converged
+    assert fam.valid(res.eta)
+    assert len(calls) > res.n_iter + 1  # some passes were half steps
+    h = np.asarray(res.history)
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[1:]))
+    with pytest.warns(sm.tools.sm_exceptions.DomainWarning):
+        sm_model = sm.GLM(y, Xl, family=sm.families.Binomial(sm.families.links.Log()))
+    sm_res = sm_model.fit(start_params=res.coef, tol=1e-12)
+    np.testing.assert_allclose(res.coef, sm_res.params, rtol=1e-6)
+
+
+class SpyPoisson(F.Poisson):
+    """Records every domain check the solver makes."""
+
+    seen: list = []
+
+    def valid(self, eta):
+        ok = super().valid(eta)
+        SpyPoisson.seen.append(ok)
+        return ok
+
+
+def test_step_halving_after_a_step_out_of_the_domain():
+    """Identity-link Poisson: a full step to mu < 0 is halved back into the domain, not taken."""
+    x = np.linspace(0, 1, 40)
+    Xp = np.column_stack([np.ones(40), x])
+    y = np.random.default_rng(0).poisson(0.15 + 6 * x).astype(float)
+    SpyPoisson.seen = []
+    fam = SpyPoisson(link=L.Identity())
+    res = irls(Xp, y, fam, np.ones(40), np.zeros(40), np.array([0.1, 6.0]), Control())
+    assert False in SpyPoisson.seen  # a step left the domain ...
+    assert res.converged and np.all(res.eta > 0)  # ... and the accepted ones never did
+    h = np.asarray(res.history)
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[1:]))
+
+
+def test_newton_agrees_with_irls():
+    for link in (L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()):
+        fam = F.Binomial(link=link)
+        a = fit(family=fam, tol=1e-14)
+        b = fit(family=fam, hessian="observed", tol=1e-14)
+        np.testing.assert_allclose(b.coef, a.coef, rtol=1e-8)
+        assert b.n_iter <= a.n_iter
+
+
+def test_offset_and_weights_against_statsmodels():
+    counts = RNG.poisson(np.exp(0.2 + 0.3 * X[:, 1] - 0.2 * X[:, 2]) * 3).astype(float)
+    offset = np.log(np.full(N, 3.0)) + 0.1 * X[:, 3]
+    w = RNG.uniform(0.5, 2.0, N)
+    res = fit(family=F.Poisson(), y=counts, offset=offset, weights=w, tol=1e-14)
+    ref = sm.GLM(counts, X, family=sm.families.Poisson(), offset=offset, var_weights=w).fit(
+        tol=1e-14)
+    np.testing.assert_allclose(res.coef, ref.params, rtol=1e-9)
+    assert res.deviance == pytest.approx(ref.deviance, rel=1e-10)
+
+
+def test_rank_deficient_design_aliases_later_column():
+    Xd = np.column_stack([X, X[:, 1] + X[:, 2]])
+    res = fit(X=Xd)
+    full = fit()
+    np.testing.assert_array_equal(res.aliased, [False] * 4 + [True])
+    assert np.isnan(res.coef[4])
+    np.testing.assert_allclose(res.coef[:4], full.coef, rtol=1e-9)
+    assert np.all(res.gram[4] == 0) and np.all(res.gram[:, 4] == 0)
+
+
+@pytest.mark.parametrize("rows", [3, 64, None])
+def test_block_size_does_not_change_the_fit(rows):
+    ref = fit(tol=1e-14)
+    res = fit(tol=1e-14, block_rows=rows)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=1e-11)
+
+
+def test_inputs_are_not_modified():
+    x, y, w, o = X.copy(), Y.copy(), ONES.copy(), ZEROS.copy()
+    irls(x, y, F.Binomial(), w, o, None, Control())
+    for a, b in ((x, X), (y, Y), (w, ONES), (o, ZEROS)):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,102 @@
+"""compare(): columns, sorting, BIC differences and weights, row checks, default names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+import glmclass as gc
+import glmclass.formula.api as gcf
+
+SPECTOR = sm.datasets.spector.load_pandas().data
+API_COLUMNS = ["nobs", "df_model", "llf", "aic", "bic", "delta_bic", "bic_weight",
+               "log_evidence"]
+FORMULAS = ["GRADE ~ GPA", "GRADE ~ GPA + PSI", "GRADE ~ GPA + TUCE + PSI"]
+
+
+def fits(data=SPECTOR):
+    return [gcf.logit(f, data).fit() for f in FORMULAS]
+
+
+def test_columns_and_default_names():
+    table = gc.compare(fits())
+    assert list(table.columns[: len(API_COLUMNS)]) == API_COLUMNS
+    assert set(table.index) == set(FORMULAS)
+    assert table.index.name == "model"
+
+
+def test_values_sorted_by_bic():
+    res = fits()
+    table = gc.compare(res, names=["a", "b", "c"])
+    assert table["bic"].is_monotonic_increasing
+    for name, r in zip("abc", res, strict=True):
+        row = table.loc[name]
+        assert row["llf"] == pytest.approx(r.llf, rel=1e-14)
+        assert row["aic"] == pytest.approx(r.aic, rel=1e-14)
+        assert row["bic"] == pytest.approx(r.bic, rel=1e-14)
+        assert row["nobs"] == r.nobs and row["df_model"] == r.df_model
+        assert np.isnan(row["log_evidence"])
+    assert table["delta_bic"].iloc[0] == 0
+    np.testing.assert_allclose(table["delta_bic"], table["bic"] - table["bic"].min())
+    w = np.exp(-table["delta_bic"] / 2)
+    np.testing.assert_allclose(table["bic_weight"], w / w.sum(), rtol=1e-14)
+    assert table["bic_weight"].sum() == pytest.approx(1.0, rel=1e-14)
+    assert table["bic_weight"].is_monotonic_decreasing
+
+
+def test_bic_weights_do_not_underflow_for_large_gaps():
+    data = pd.DataFrame({"x": np.linspace(-3, 3, 400)})
+    data["y"] = (np.sin(7 * data.x) + data.x > 0).astype(int)
+    a = gcf.logit("y ~ x", data).fit()
+    b = gcf.logit("y ~ 1", data).fit()
+    table = gc.compare([a, b])
+    assert table["bic_weight"].iloc[0] == pytest.approx(1.0)
+    assert table["bic_weight"].sum() == pytest.approx(1.0)
+    assert np.all(np.isfinite(table["bic_weight"]))
+
+
+def test_different_rows_are_an_error():
+    a = gcf.logit("GRADE ~ GPA", SPECTOR).fit()
+    b = gcf.logit("GRADE ~ GPA", SPECTOR.iloc[:-1]).fit()
+    with pytest.raises(ValueError, match="different rows"):
+        gc.compare([a, b])
+    data = SPECTOR.copy()
+    data.loc[3, "TUCE"] = np.nan  # the second model drops a row the first keeps
+    a = gcf.logit("GRADE ~ GPA", data).fit()
+    b = gcf.logit("GRADE ~ GPA + TUCE", data).fit()
+    with pytest.raises(ValueError, match="different rows"):
+        gc.compare([a, b])
+    w = np.ones(32)
+    w[0] = 2
+    c = gcf.logit("GRADE ~ GPA", SPECTOR, freq_weights=w).fit()
+    with pytest.raises(ValueError, match="different rows"):
+        gc.compare([gcf.logit("GRADE ~ GPA", SPECTOR).fit(), c])
+
+
+def test_names_argument():
+    with pytest.raises(ValueError, match="2 names for 3 models"):
+        gc.compare(fits(), names=["a", "b"])
+    table = gc.compare(fits(), names=["m", "m", "n"])
+    assert len(set(table.index)) == 3
+    with pytest.raises(ValueError, match="at least one"):
+        gc.compare([])
+
+
+def test_array_models_get_numbered_names():
+    X = sm.add_constant(SPECTOR[["GPA", "PSI"]])
+    a = gc.Logit(SPECTOR.GRADE, X).fit()
+    b = gc.Probit(SPECTOR.GRADE, X).fit()
+    table = gc.compare([a, b])
+    assert set(table.index) == {"model 1", "model 2"}
+
+
+def test_logit_probit_cloglog_on_the_same_rows():
+    res = [gcf.glm("GRADE ~ GPA + TUCE + PSI", SPECTOR,
+                   family=gc.families.Binomial(link=lk)).fit()
+           for lk in (gc.links.Logit(), gc.links.Probit(), gc.links.CLogLog())]
+    table = gc.compare(res, names=["logit", "probit", "cloglog"])
+    # equal parameter counts: the BIC order is the likelihood order
+    assert list(table.index) == list(table.sort_values("llf", ascending=False).index)
+    assert table.loc["logit", "bic"] == pytest.approx(39.64221205546174, rel=1e-9)  # R

@@ -1,0 +1,270 @@
+"""Families: variance, unit deviance, log-likelihood against scipy.stats, start values, links."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import glmclass as gc
+from glmclass import families as F
+from glmclass import links as L
+
+BINOMIAL_LINKS = [L.Logit(), L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()]
+RNG = np.random.default_rng(20261121)
+
+
+def binomial_case(link: L.Link, n: int = 40):
+    eta = RNG.uniform(-3, 3, n)
+    if isinstance(link, L.Log):
+        eta = -np.abs(eta) - 0.05
+    trials = RNG.integers(1, 12, n).astype(float)
+    k = RNG.binomial(trials.astype(int), link.inverse(eta))
+    return eta, k / trials, trials
+
+
+FAMILIES = (
+    [F.Binomial(link=lk) for lk in BINOMIAL_LINKS]
+    + [F.Poisson(), F.Poisson(link=L.Identity()), F.Gaussian(), F.Gaussian(link=L.Log())]
+)
+
+
+def fam_id(f: F.Family) -> str:
+    return f"{f.name}-{f.link.name}"
+
+
+def case(fam: F.Family, n: int = 40):
+    """(eta, y, var_weights) inside the family's domain."""
+    if isinstance(fam, F.Binomial):
+        return binomial_case(fam.link, n)
+    if isinstance(fam, F.Poisson):
+        eta = RNG.uniform(-1, 3, n) if isinstance(fam.link, L.Log) else RNG.uniform(0.3, 9, n)
+        return eta, RNG.poisson(fam.link.inverse(eta)).astype(float), np.ones(n)
+    eta = RNG.uniform(-1, 2, n)
+    return eta, fam.link.inverse(eta) + RNG.normal(0, 0.5, n), RNG.uniform(0.5, 2, n)
+
+
+# --- canonical links and allowed links ------------------------------------------------------
+@pytest.mark.parametrize("fam, link", [(F.Binomial, L.Logit), (F.Poisson, L.Log),
+                                       (F.Gaussian, L.Identity)])
+def test_default_link_is_canonical(fam, link):
+    f = fam()
+    assert isinstance(f.link, link)
+    assert f.is_canonical
+    assert not fam(link=L.Log() if link is not L.Log else L.Identity()).is_canonical
+
+
+def test_binomial_accepts_every_link():
+    for lk in (L.Logit, L.Probit, L.CLogLog, L.LogLog, L.Cauchit, L.Log, L.Identity):
+        assert isinstance(F.Binomial(link=lk()).link, lk)
+
+
+@pytest.mark.parametrize("fam, link", [(F.Poisson, L.Logit), (F.Gaussian, L.Probit)])
+def test_disallowed_link_names_link_and_family(fam, link):
+    with pytest.raises(ValueError, match=rf"{link.__name__}\(\).*{fam.name}.*use one of"):
+        fam(link=link())
+
+
+def test_family_is_immutable_and_has_repr():
+    f = F.Binomial(link=L.Probit())
+    with pytest.raises(AttributeError):
+        f.link = L.Logit()
+    assert repr(f) == "Binomial(link=Probit())"
+    assert F.Binomial() == F.Binomial(link=L.Logit())
+    assert gc.families.Binomial is F.Binomial
+
+
+# --- variance ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_variance_function(fam):
+    eta, _, _ = case(fam)
+    mu = fam.link.inverse(eta)
+    expected = {"Binomial": mu * (1 - mu), "Poisson": mu, "Gaussian": np.ones_like(mu)}[fam.name]
+    # mu (1 - mu) computed here loses digits of 1 - mu near 1; the family's log scale does not
+    np.testing.assert_allclose(fam.variance(mu), expected, rtol=1e-9)
+    np.testing.assert_allclose(np.exp(fam.log_variance(eta)), expected, rtol=1e-9)
+    mid = mu[(mu > 1e-3) & (mu < 1 - 1e-3)] if fam.name == "Binomial" else mu
+    h = 1e-7
+    fd = (fam.variance(mid + h) - fam.variance(mid - h)) / (2 * h)
+    np.testing.assert_allclose(fam.dvariance(mid), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_binomial_log_variance_in_the_tails():
+    fam = F.Binomial()
+    eta = np.array([-745.0, -700.0, 700.0, 745.0])
+    np.testing.assert_allclose(fam.log_variance(eta), -np.abs(eta), rtol=1e-12)
+
+
+# --- log-likelihood against scipy.stats -----------------------------------------------------
+@pytest.mark.parametrize("fam", [f for f in FAMILIES if f.name == "Binomial"], ids=fam_id)
+def test_binomial_loglik_is_binomial_logpmf(fam):
+    eta, y, n = case(fam)
+    mu = fam.link.inverse(eta)
+    ref = stats.binom.logpmf(np.round(y * n), n, mu)
+    np.testing.assert_allclose(fam.loglik_obs(y, eta, n, 1.0), ref, rtol=1e-7, atol=1e-12)
+
+
+def test_binomial_loglik_bernoulli_in_the_tails():
+    fam = F.Binomial()
+    eta = np.array([-800.0, -40.0, 40.0, 800.0])
+    y = np.array([1.0, 1.0, 0.0, 0.0])
+    ll = fam.loglik_obs(y, eta, np.ones(4), 1.0)
+    np.testing.assert_allclose(ll, [-800.0, -40.0, -40.0, -800.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("fam", [F.Poisson(), F.Poisson(link=L.Identity())], ids=fam_id)
+def test_poisson_loglik_is_poisson_logpmf(fam):
+    eta, y, w = case(fam)
+    ref = stats.poisson.logpmf(y, fam.link.inverse(eta))
+    np.testing.assert_allclose(fam.loglik_obs(y, eta, w, 1.0), ref, rtol=1e-10)
+
+
+@pytest.mark.parametrize("fam", [F.Gaussian(), F.Gaussian(link=L.Log())], ids=fam_id)
+def test_gaussian_loglik_is_normal_logpdf(fam):
+    eta, y, w = case(fam)
+    scale = 0.37
+    ref = stats.norm.logpdf(y, fam.link.inverse(eta), np.sqrt(scale / w))
+    np.testing.assert_allclose(fam.loglik_obs(y, eta, w, scale), ref, rtol=1e-10)
+
+
+# --- unit deviance -----------------------------------------------------------------------------
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_unit_deviance_is_twice_the_loglik_gap_to_the_saturated_model(fam):
+    """d(y, mu) = 2 [l(y; y) - l(y; mu)] per unit of prior weight (dispersion 1)."""
+    eta, y, w = case(fam)
+    if fam.name == "Binomial":
+        w = np.ones_like(w)
+        y = (y > 0.5).astype(float)
+    sat_eta = fam.link.link(np.clip(y, 1e-300, None)) if fam.name != "Gaussian" else \
+        fam.link.link(y) if isinstance(fam.link, L.Identity) else np.log(np.abs(y))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ll_sat = fam.loglik_obs(y, sat_eta, np.ones_like(y), 1.0)
+    ll = fam.loglik_obs(y, eta, np.ones_like(y), 1.0)
+    d = fam.unit_deviance(y, eta)
+    ok = np.isfinite(ll_sat)
+    if fam.name == "Gaussian" and isinstance(fam.link, L.Log):
+        ok &= y > 0
+    np.testing.assert_allclose(d[ok], 2 * (ll_sat[ok] - ll[ok]), rtol=1e-8, atol=1e-10)
+    assert np.all(d >= -1e-12)
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_unit_deviance_explicit_formula(fam):
+    eta, y, _ = case(fam)
+    mu = fam.link.inverse(eta)
+    from scipy.special import xlogy
+
+    expected = {
+        "Binomial": 2 * (xlogy(y, y / mu) + xlogy(1 - y, (1 - y) / (1 - mu))),
+        "Poisson": 2 * (xlogy(y, y / mu) - (y - mu)),
+        "Gaussian": (y - mu) ** 2,
+    }[fam.name]
+    np.testing.assert_allclose(fam.unit_deviance(y, eta), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_binomial_unit_deviance_is_finite_in_the_tails():
+    fam = F.Binomial(link=L.Probit())
+    eta = np.array([-800.0, 800.0, -38.0, 38.0])
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    d = fam.unit_deviance(y, eta)
+    assert np.all(np.isfinite(d))
+    np.testing.assert_allclose(d[:2], -2 * F.Binomial(link=L.Probit()).link.log_inverse(
+        np.array([-800.0, -800.0])), rtol=1e-12)
+
+
+# --- start values and IRLS pieces -----------------------------------------------------------------
+def test_start_values_are_those_of_r():
+    y = np.array([0.0, 1.0, 0.25, 1.0])
+    w = np.array([1.0, 1.0, 4.0, 3.0])
+    np.testing.assert_allclose(F.Binomial().start_mu(y, w), (w * y + 0.5) / (w + 1))
+    counts = np.array([0.0, 3.0, 10.0])
+    np.testing.assert_allclose(F.Poisson().start_mu(counts, np.ones(3)), counts + 0.1)
+    z = np.array([-1.0, 2.5])
+    np.testing.assert_allclose(F.Gaussian().start_mu(z, np.ones(2)), z)
+    np.testing.assert_allclose(F.Gaussian(link=L.Log()).start_mu(z, np.ones(2)), [0.1, 2.5])
+    mu0 = F.Binomial().start_mu(np.array([0.0, 1.0]), np.ones(2))
+    assert np.all((mu0 > 0) & (mu0 < 1))
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_working_weights_and_score_ratio(fam):
+    eta, _, _ = case(fam)
+    mu, d = fam.link.inverse(eta), fam.link.mu_eta(eta)
+    v = fam.variance(mu)
+    np.testing.assert_allclose(fam.working_weights(eta), d * d / v, rtol=1e-9)
+    np.testing.assert_allclose(fam.score_ratio(eta), d / v, rtol=1e-9)
+
+
+@pytest.mark.parametrize("link", BINOMIAL_LINKS, ids=lambda lk: lk.name)
+def test_working_weights_stay_finite_at_eta_800(link):
+    fam = F.Binomial(link=link)
+    eta = np.array([-800.0, -60.0, 0.0, 60.0, 800.0])
+    w, r = fam.working_weights(eta), fam.score_ratio(eta)
+    assert np.all(np.isfinite(w)) and np.all(w >= 0)
+    assert np.all(np.isfinite(r))
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_observed_weights_are_minus_second_derivative_of_loglik(fam):
+    eta, y, w = case(fam, 12)
+    if fam.name == "Binomial":
+        w = np.ones_like(w)
+
+    def ll(e):
+        return fam.loglik_obs(y, e, w, 1.0)
+
+    h = 1e-4
+    d2 = (-ll(eta + 2 * h) + 16 * ll(eta + h) - 30 * ll(eta) + 16 * ll(eta - h)
+          - ll(eta - 2 * h)) / (12 * h * h)
+    np.testing.assert_allclose(w * fam.observed_weights(y, eta), -d2, rtol=1e-5, atol=1e-7)
+    if fam.is_canonical:
+        np.testing.assert_allclose(fam.observed_weights(y, eta), fam.working_weights(eta))
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_irls_terms_score_is_derivative_of_loglik(fam):
+    eta, y, w = case(fam, 12)
+    if fam.name == "Binomial":
+        w = np.ones_like(w)
+    wt, u, dev = fam.irls_terms(y, eta, w)
+    h = 1e-6
+    dl = (fam.loglik_obs(y, eta + h, w, 1.0) - fam.loglik_obs(y, eta - h, w, 1.0)) / (2 * h)
+    np.testing.assert_allclose(u, dl, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(wt, w * fam.working_weights(eta), rtol=1e-12)
+    assert dev == pytest.approx(np.sum(w * fam.unit_deviance(y, eta)), rel=1e-12)
+
+
+# --- response checks ---------------------------------------------------------------------------
+def test_check_endog_messages():
+    with pytest.raises(ValueError, match="Binomial response.*var_weights"):
+        F.Binomial().check_endog(np.array([0.0, 1.5]))
+    with pytest.raises(ValueError, match="Poisson response must be non-negative"):
+        F.Poisson().check_endog(np.array([1.0, -1.0]))
+    F.Binomial().check_endog(np.array([0.0, 0.3, 1.0]))
+    F.Poisson().check_endog(np.array([0.0, 4.0]))
+    F.Gaussian().check_endog(np.array([-3.0, 4.0]))
+
+
+def test_fixed_scale():
+    assert F.Binomial().fixed_scale and F.Poisson().fixed_scale
+    assert not F.Gaussian().fixed_scale
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+def test_scaled_residual_is_y_minus_mu_over_scale(fam):
+    eta, y, _ = case(fam)
+    mu = fam.link.inverse(eta)
+    log_scale = 0.5 * fam.log_variance(eta)
+    np.testing.assert_allclose(fam.scaled_residual(y, eta, log_scale),
+                               (y - mu) / np.sqrt(fam.variance(mu)), rtol=1e-7, atol=1e-12)
+
+
+def test_scaled_residual_in_the_binomial_tails():
+    fam = F.Binomial(link=L.Probit())
+    eta = np.array([-60.0, -60.0, 60.0, 60.0])
+    y = np.array([0.0, 1.0, 0.0, 1.0])
+    r = fam.scaled_residual(y, eta, fam.link.log_mu_eta(eta))
+    # -mu/mu' -> 1/eta (Mills ratio) for y = 0 at eta -> -inf, and mirrored
+    np.testing.assert_allclose(r[[0, 3]], np.array([-1.0, 1.0]) / 60 * (1 - 1 / 3600 + 3 / 3600**2),
+                               rtol=1e-9)
+    assert r[1] > 1e300 and r[2] < -1e300  # misclassified tails are huge, not NaN

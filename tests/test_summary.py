@@ -1,0 +1,148 @@
+"""Summary reports: deterministic text / HTML / LaTeX with the API.md header fields."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+import glmclass as gc
+import glmclass.formula.api as gcf
+from glmclass.summary import Summary, fmt
+
+SPECTOR = sm.datasets.spector.load_pandas().data
+HEADER_FIELDS = ["Model", "Link", "Method", "No. Observations", "Df Model", "Df Residuals",
+                 "Converged", "No. Iterations", "Information", "Log-Likelihood", "LL-Null",
+                 "Deviance", "AIC", "BIC"]
+
+
+def fit(link=gc.links.Logit(), **kw):
+    fam = gc.families.Binomial(link=link)
+    return gcf.glm("GRADE ~ GPA + TUCE + PSI", SPECTOR, family=fam).fit(**kw)
+
+
+def header(text: str) -> dict:
+    """Header pairs of a text summary."""
+    out = {}
+    for line in text.splitlines():
+        for key, value in re.findall(r"([A-Za-z][A-Za-z .()\-]*?):\s+(\S+)", line):
+            out[key.strip()] = value
+    return out
+
+
+def test_text_has_the_header_fields_and_values():
+    res = fit()
+    text = str(res.summary())
+    h = header(text)
+    for field in HEADER_FIELDS:
+        assert field in h, field
+    assert h["Model"] == "GLM" and h["Link"] == "logit" and h["Method"] == "IRLS"
+    assert h["Information"] == "observed"
+    assert h["No. Observations"] == "32" and h["Df Model"] == "3" and h["Df Residuals"] == "28"
+    assert h["Converged"] == "True" and h["No. Iterations"] == str(res.n_iter)
+    for key, attr in (("Log-Likelihood", "llf"), ("LL-Null", "llnull"), ("Deviance", "deviance"),
+                      ("AIC", "aic"), ("BIC", "bic")):
+        assert float(h[key]) == pytest.approx(getattr(res, attr), abs=1e-4), key
+    assert "Standard errors from the observed information matrix." in text
+
+
+def test_coefficient_table_rows():
+    res = fit()
+    text = str(res.summary())
+    assert re.search(r"coef\s+std err\s+z\s+P>\|z\|\s+\[0.025\s+0.975\]", text)
+    ci = res.conf_int()
+    for name in res.params.index:
+        row = next(ln for ln in text.splitlines() if ln.startswith(name + " "))
+        values = [float(v) for v in row.split()[1:]]
+        expected = [res.params[name], res.bse[name], res.tvalues[name], res.pvalues[name],
+                    ci.loc[name, "lower"], ci.loc[name, "upper"]]
+        np.testing.assert_allclose(values, expected, rtol=1e-3, atol=6e-5)
+
+
+def test_information_and_method_are_reported():
+    h = header(str(fit(gc.links.Probit(), information="expected", method="newton").summary()))
+    assert h["Information"] == "expected" and h["Method"] == "Newton" and h["Link"] == "probit"
+    assert "expected information" in str(fit(information="expected").summary())
+
+
+def test_alpha_changes_the_interval_columns():
+    text = str(fit().summary(alpha=0.1))
+    assert "[0.05" in text and "0.95]" in text
+
+
+def test_deterministic_across_calls_and_fits():
+    a, b = fit().summary(), fit().summary()
+    assert a.as_text() == b.as_text() == str(a) == repr(a)
+    assert a.as_html() == b.as_html() == a._repr_html_()
+    assert a.as_latex() == b.as_latex()
+
+
+def test_no_dates_or_times():
+    s = fit().summary()
+    for out in (s.as_text(), s.as_html(), s.as_latex()):
+        assert not re.search(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2}|Date|Time", out)
+
+
+def test_exp_shows_odds_ratios_for_logit():
+    res = fit()
+    text = str(res.summary(exp=True))
+    assert "odds ratio" in text and "std err" not in text
+    ci = np.exp(res.conf_int())
+    row = next(ln for ln in text.splitlines() if ln.startswith("GPA "))
+    vals = [float(v) for v in row.split()[1:]]
+    np.testing.assert_allclose(vals, [np.exp(res.params["GPA"]), res.tvalues["GPA"],
+                                      res.pvalues["GPA"], ci.loc["GPA", "lower"],
+                                      ci.loc["GPA", "upper"]], rtol=1e-3, atol=6e-5)
+    assert "exp(coef)" in str(fit(gc.links.CLogLog()).summary(exp=True))
+
+
+def test_html_structure_and_escaping():
+    data = SPECTOR.rename(columns={"GPA": "gpa<b>&"})
+    res = gcf.logit("GRADE ~ Q('gpa<b>&') + PSI", data).fit()
+    out = res.summary().as_html()
+    assert out.startswith('<div class="glmclass-summary">') and out.endswith("</div>")
+    assert out.count("<table>") == 2 and out.count("</table>") == 2
+    assert "gpa&lt;b&gt;&amp;" in out and "gpa<b>" not in out
+    for field in HEADER_FIELDS:
+        assert f"<th>{field}:</th>" in out
+
+
+def test_latex_escapes_special_characters():
+    data = SPECTOR.rename(columns={"GPA": "g_p%a"})
+    res = gcf.logit("GRADE ~ g_p%a + PSI".replace("g_p%a", "Q('g_p%a')"), data).fit()
+    out = res.summary().as_latex()
+    assert r"g\_p\%a" in out
+    assert out.startswith(r"\begin{center}") and out.rstrip().endswith(r"\end{center}")
+    assert out.count(r"\begin{tabular}") == out.count(r"\end{tabular}") == 2
+    for field in HEADER_FIELDS:
+        assert f"{field}:" in out, field
+
+
+def test_summary_object_standalone():
+    table = pd.DataFrame({"a": [1.0, 2.5], "n": [3.0, 4.0]}, index=["r1", "r2"])
+    s = Summary("Title", [("Key", 1.23456), ("Flag", True)], [("Part", table)], ["a note"])
+    text = s.as_text()
+    assert "Title" in text and "Key:" in text and "1.2346" in text and "a note" in text
+    assert "Part" in text
+    assert "<b>Part</b>" in s.as_html()
+
+
+@pytest.mark.parametrize("value, out", [
+    (True, "True"), (np.bool_(False), "False"), (3, "3"), (np.int64(7), "7"),
+    (1.23456789, "1.2346"), (float("nan"), "NaN"), (float("inf"), "inf"), (-float("inf"), "-inf"),
+    (1.5e-7, "1.5000e-07"), (2.5e8, "2.5000e+08"), (0.0, "0.0000"), ("text", "text"),
+])
+def test_fmt(value, out):
+    assert fmt(value) == out
+
+
+def test_gaussian_summary_uses_t_and_shows_the_scale():
+    res = gcf.glm("GPA ~ TUCE + PSI", SPECTOR, family=gc.families.Gaussian()).fit()
+    text = str(res.summary())
+    assert re.search(r"coef\s+std err\s+t\s+P>\|t\|", text)
+    h = header(text)
+    assert h["Family"] == "Gaussian" and h["Link"] == "identity"
+    assert float(h["Scale"]) == pytest.approx(res.scale, abs=1e-4)
