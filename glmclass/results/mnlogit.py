@@ -1,0 +1,280 @@
+"""Results of a multinomial logit fit: labelled by level and term, derived numbers cached."""
+
+from __future__ import annotations
+
+import warnings
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import GlmclassWarning
+from ..numerics.linalg import NotPositiveDefinite, spd_inverse
+from ..solvers.newton import NewtonFit, softmax_parts
+from ..summary import Summary
+from .base import LikelihoodMixin, coef_table, row_key
+
+
+class MNLogitResults(LikelihoodMixin):
+    """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
+
+    Built by :meth:`MNLogit.fit`; ``cov`` of shape ((K-1) rank, (K-1) rank) is the inverse
+    information of the kept coefficients when the model has computed it already.
+
+    Attributes
+    ----------
+    model : MNLogit
+        The model that was fit (never modified).
+    params : pandas.DataFrame of shape (p, K-1)
+        Coefficients: rows the design columns, columns the non-reference levels. Column ``j``
+        holds the log-odds of level ``j`` against the reference level.
+    llf, llnull : float
+        Log-likelihood at the estimates and of the intercept-only model.
+    deviance, null_deviance : float
+        -2 llf and -2 llnull (``nnet::multinom``'s deviance).
+    nobs : float
+        Number of observations, counting frequency weights.
+    df_model : float
+        (K-1) (rank - 1) with an intercept, (K-1) rank without.
+    df_resid : float
+        nobs - k_params.
+    k_params : int
+        Number of estimated coefficients, (K-1) rank.
+    converged : bool
+    n_iter : int
+    method : str
+    information : {"observed", "expected"}
+        Recorded choice; for this canonical model both give the same matrix.
+    ref : label
+        The reference level.
+    levels : list
+        All levels, in their natural order (Categorical order, else sorted).
+    aliased : list of str
+        Columns dropped as linear combinations of earlier ones (NaN coefficients).
+    separation : MNSeparation or None
+        What the separation test found, if anything.
+    """
+
+    def __init__(self, model, fit: NewtonFit, keep: np.ndarray, null_deviance: float,
+                 method: str, information: str, separation=None,
+                 cov: np.ndarray | None = None) -> None:
+        d = model.data
+        self.model = model
+        self._fit = fit
+        self._keep = keep
+        k1, p = model.K - 1, keep.size
+        coef = np.full((p, k1), np.nan)
+        coef[keep] = fit.coef.reshape(k1, -1).T
+        self._nonref = list(model._fit_levels[1:])
+        self.params = pd.DataFrame(coef, index=pd.Index(d.exog_names),
+                                   columns=pd.Index(self._nonref, name="level"))
+        self.deviance = float(fit.objective)
+        self.null_deviance = float(null_deviance)
+        self.llf = -self.deviance / 2.0
+        self.llnull = -self.null_deviance / 2.0
+        self.converged = bool(fit.converged)
+        self.n_iter = int(fit.n_iter)
+        self.fit_history = fit.history
+        self.method = method
+        self.information = information
+        self.ref = model.ref
+        self.levels = list(model.levels)
+        self.aliased = [n for n, k in zip(d.exog_names, keep, strict=True) if not k]
+        self.rank = int(keep.sum())
+        self.nobs = float(model.freq_weights.sum())
+        self.k_params = k1 * self.rank
+        self.df_model = float(k1 * (self.rank - (1 if model.has_intercept else 0)))
+        self.df_resid = float(self.nobs - self.k_params)
+        self.separation = separation
+        self._cov_kept = cov
+        self._row_key = row_key(d.index, model.freq_weights)
+        self.formula = d.formula
+
+    # --- inference ----------------------------------------------------------------------------
+    @cached_property
+    def _multi_index(self) -> pd.MultiIndex:
+        return pd.MultiIndex.from_product([self._nonref, self.model.data.exog_names],
+                                          names=["level", "term"])
+
+    @cached_property
+    def _cov(self) -> pd.DataFrame:
+        k1, p = len(self._nonref), self._keep.size
+        kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms
+        full = np.full((k1 * p, k1 * p), np.nan)
+        # canonical link: observed = expected information = Hessian of -llf (half the deviance's)
+        try:
+            cov = self._cov_kept
+            full[np.ix_(kept, kept)] = cov if cov is not None else spd_inverse(
+                self._fit.hessian / 2.0)
+        except NotPositiveDefinite:
+            warnings.warn("the information matrix is not positive definite at the estimates; "
+                          "standard errors are NaN (the fit may not be at a maximum)",
+                          GlmclassWarning, stacklevel=3)
+        return pd.DataFrame(full, index=self._multi_index, columns=self._multi_index)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term).
+
+        The inverse of the information matrix; observed and expected information coincide for
+        the multinomial logit (a canonical exponential family).
+        """
+        return self._cov
+
+    def _by_level(self, values: np.ndarray, name: str) -> pd.DataFrame:
+        k1 = len(self._nonref)
+        return pd.DataFrame(values.reshape(k1, -1).T, index=self.params.index,
+                            columns=self.params.columns).rename_axis(columns=name)
+
+    @cached_property
+    def bse(self) -> pd.DataFrame:
+        """Standard errors, shaped like :attr:`params`."""
+        return self._by_level(np.sqrt(np.diag(self._cov.to_numpy())), "level")
+
+    @cached_property
+    def tvalues(self) -> pd.DataFrame:
+        """Wald z statistics params / bse."""
+        return self.params / self.bse
+
+    @cached_property
+    def pvalues(self) -> pd.DataFrame:
+        """Two-sided normal p-values of :attr:`tvalues`."""
+        return self._by_level(2.0 * stats.norm.sf(np.abs(self.tvalues.to_numpy().T.ravel())),
+                              "level")
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Wald confidence intervals: rows (level, term), columns ``lower`` and ``upper``."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        q = stats.norm.isf(alpha / 2)
+        b = self.params.to_numpy().T.ravel()
+        se = self.bse.to_numpy().T.ravel()
+        return pd.DataFrame({"lower": b - q * se, "upper": b + q * se}, index=self._multi_index)
+
+    # --- prediction ---------------------------------------------------------------------------
+    def _eta(self, X: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        coef = self.params.to_numpy()[self._keep]
+        return X[:, self._keep] @ coef + offset[:, None]
+
+    def predict(self, exog=None, which: str = "prob", offset=None):
+        """Predictions in-sample (``exog=None``) or for new data through the stored design.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data: a DataFrame with the formula's columns, or a design matrix for array
+            models.
+        which : {"prob", "class", "linear"}
+            ``"prob"`` (alias ``"mean"``): a DataFrame of probabilities, one column per level
+            (natural level order); ``"class"``: a Series with the most probable level;
+            ``"linear"``: a DataFrame of log-odds against the reference, one column per
+            non-reference level.
+        offset : array-like of shape (n,), optional
+            Offset of the new rows (default 0).
+
+        Returns
+        -------
+        pandas.DataFrame or pandas.Series
+        """
+        if which not in ("prob", "mean", "class", "linear"):
+            raise ValueError(f"which must be 'prob', 'class' or 'linear', got {which!r}")
+        m = self.model
+        if exog is None:
+            X, off, index = m.exog, m.offset, m.data.index
+        else:
+            X = m.data.design(exog)
+            n = X.shape[0]
+            off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
+            if off.shape[0] != n:
+                raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
+            index = exog.index if isinstance(exog, (pd.DataFrame, pd.Series)) else None
+        eta = self._eta(X, off)
+        if which == "linear":
+            return pd.DataFrame(eta, index=index, columns=self.params.columns)
+        prob = self._probabilities(eta)
+        if which in ("prob", "mean"):
+            return pd.DataFrame(prob, index=index,
+                                columns=pd.Index(self.levels, name="level"))
+        ok = ~np.isnan(prob).any(axis=1)
+        labels = np.full(prob.shape[0], None, dtype=object)
+        labels[ok] = np.asarray(self.levels, dtype=object)[np.argmax(prob[ok], axis=1)]
+        return pd.Series(labels, index=index, name="class")
+
+    def _probabilities(self, eta: np.ndarray) -> np.ndarray:
+        """Probabilities in natural level order (rows with missing values give NaN)."""
+        ok = ~np.isnan(eta).any(axis=1)
+        fit_order = np.full((eta.shape[0], len(self.levels)), np.nan)
+        _, prob, p0 = softmax_parts(eta[ok])
+        fit_order[ok] = np.column_stack([p0, prob])
+        order = [self.model._fit_levels.index(lv) for lv in self.levels]
+        return fit_order[:, order]
+
+    @cached_property
+    def fittedvalues(self) -> pd.DataFrame:
+        """In-sample probabilities, one column per level."""
+        return self.predict()
+
+    def pred_table(self) -> pd.DataFrame:
+        """Confusion table: rows the observed level, columns the most probable level (counts
+        weighted by frequency weights)."""
+        m = self.model
+        prob = self.fittedvalues.to_numpy()
+        order = [self.model._fit_levels.index(lv) for lv in self.levels]
+        observed = np.argsort(order)[m.codes]  # natural position of each row's level
+        table = np.zeros((len(self.levels), len(self.levels)))
+        np.add.at(table, (observed, np.argmax(prob, axis=1)), m.freq_weights)
+        lab = pd.Index(self.levels)
+        return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
+
+    # --- report -------------------------------------------------------------------------------
+    def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
+        """Statistical report: fit header and one coefficient block per non-reference level.
+
+        Parameters
+        ----------
+        exp : bool
+            Show exp(coef) (relative risk ratios against the reference level) and its interval.
+        alpha : float
+            1 - confidence level of the intervals.
+        """
+        m = self.model
+        ci = self.conf_int(alpha)
+        tables = []
+        for lv in self._nonref:
+            t = coef_table(self.params[lv], self.bse[lv], self.tvalues[lv], self.pvalues[lv],
+                           ci.loc[lv].set_axis(self.params.index), "z", alpha)
+            if exp:
+                t = t.rename(columns={"coef": "exp(coef)"}).drop(columns="std err")
+                for c in ("exp(coef)", t.columns[3], t.columns[4]):
+                    t[c] = np.exp(t[c])
+            tables.append((f"{m.data.endog_name} = {lv} (against {self.ref})", t))
+        header = [
+            ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
+            ("Link", "softmax (baseline logit)"), ("Method", "Newton"),
+            ("Information", self.information), ("Reference level", str(self.ref)),
+            ("No. Levels", len(self.levels)), ("No. Observations", _num(self.nobs)),
+            ("Df Model", _num(self.df_model)), ("Df Residuals", _num(self.df_resid)),
+            ("Converged", self.converged), ("No. Iterations", self.n_iter),
+            ("Log-Likelihood", self.llf), ("LL-Null", self.llnull),
+            ("Deviance", self.deviance), ("AIC", self.aic), ("BIC", self.bic),
+            ("Pseudo R-squ.", self.prsquared), ("LLR p-value", self.llr_pvalue),
+        ]
+        if m.data.n_dropped:
+            header.append(("Rows dropped (missing)", m.data.n_dropped))
+        notes = [f"Standard errors from the {self.information} information matrix (identical "
+                 "to the other for this canonical model).",
+                 f"Coefficients are log-odds against the reference level {self.ref!r}."]
+        if self.aliased:
+            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
+                         f"{', '.join(self.aliased)}.")
+        if self.separation is not None:
+            notes.append(self.separation.note)
+        return Summary("MNLogit Regression Results", header, tables, notes)
+
+    def __repr__(self) -> str:
+        return (f"<MNLogitResults: {len(self.levels)} levels, ref={self.ref!r}, "
+                f"nobs={_num(self.nobs)}>")
+
+
+def _num(x: float):
+    return int(x) if float(x).is_integer() else x
