@@ -5,6 +5,7 @@
 """
 
 from . import families, links, summary
+from .compare import compare
 from .errors import (
     ConvergenceWarning,
     DataError,
@@ -14,13 +15,18 @@ from .errors import (
     RankDeficientWarning,
     SeparationWarning,
 )
-from .compare import compare
+from .models.bayes import BayesGLM, BayesLogit
+from .models.discriminant import LDA, QDA
 from .models.glm import GLM, Logit, Probit
+from .models.mnlogit import MNLogit
+from .models.naive_bayes import BernoulliNB
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "GLM", "Logit", "Probit", "compare", "families", "links",
+    "BayesGLM", "BayesLogit",
+    "GLM", "Logit", "Probit", "MNLogit", "compare", "families", "links", "summary",
+    "LDA", "QDA", "BernoulliNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
 ]

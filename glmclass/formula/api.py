@@ -5,7 +5,11 @@ Each is the model class's ``from_formula``; the names follow ``statsmodels.formu
 
 from __future__ import annotations
 
+from ..models.bayes import BayesGLM, BayesLogit
+from ..models.discriminant import LDA, QDA
 from ..models.glm import GLM, Logit, Probit
+from ..models.mnlogit import MNLogit
+from ..models.naive_bayes import BernoulliNB
 
 
 def glm(formula: str, data, **kwargs) -> GLM:
@@ -23,4 +27,37 @@ def probit(formula: str, data, **kwargs) -> Probit:
     return Probit.from_formula(formula, data, eval_env=1, **kwargs)
 
 
-__all__ = ["glm", "logit", "probit"]
+def mnlogit(formula: str, data, **kwargs) -> MNLogit:
+    """:meth:`glmclass.MNLogit.from_formula`."""
+    return MNLogit.from_formula(formula, data, eval_env=1, **kwargs)
+
+
+def bayes_logit(formula: str, data, **kwargs) -> BayesLogit:
+    """:meth:`glmclass.BayesLogit.from_formula`."""
+    return BayesLogit.from_formula(formula, data, eval_env=1, **kwargs)
+
+
+def bayes_glm(formula: str, data, **kwargs) -> BayesGLM:
+    """:meth:`glmclass.BayesGLM.from_formula`."""
+    return BayesGLM.from_formula(formula, data, eval_env=1, **kwargs)
+
+
+def lda(formula: str, data, **kwargs) -> LDA:
+    """:meth:`glmclass.LDA.from_formula` (the intercept column is not a feature)."""
+    return LDA.from_formula(formula, data, eval_env=1, **kwargs)
+
+
+def qda(formula: str, data, **kwargs) -> QDA:
+    """:meth:`glmclass.QDA.from_formula` (the intercept column is not a feature)."""
+    return QDA.from_formula(formula, data, eval_env=1, **kwargs)
+
+
+def bernoulli_nb(formula: str, data, **kwargs) -> BernoulliNB:
+    """:meth:`glmclass.BernoulliNB.from_formula` (the intercept column is not a feature)."""
+    return BernoulliNB.from_formula(formula, data, eval_env=1, **kwargs)
+
+
+__all__ = [
+    "bayes_logit", "bayes_glm",
+    "glm", "logit", "probit", "mnlogit",
+           "lda", "qda", "bernoulli_nb"]

@@ -66,14 +66,21 @@ def _as_2d(x, name: str) -> np.ndarray:
     if isinstance(x, pd.Series):
         x = x.to_frame()
     if isinstance(x, pd.DataFrame):
-        bad = [c for c in x.columns if x[c].dtype.kind not in "biuf"]
-        if bad:
-            raise ValueError(
-                f"{name} column {bad[0]!r} is not numeric ({x[bad[0]].dtype}); encode it, or use "
-                "from_formula with C(column) to expand it into indicator columns"
-            )
-        return x.to_numpy(dtype=float)
-    arr = np.asarray(x)
+        # by position: duplicated column labels must not turn x[c] into a DataFrame
+        for c, dt in zip(x.columns, x.dtypes, strict=True):
+            if dt.kind not in "biuf":
+                raise ValueError(
+                    f"{name} column {c!r} is not numeric ({dt}); encode it, or use from_formula "
+                    "with C(column) to expand it into indicator columns"
+                )
+        return x.to_numpy(dtype=float, na_value=np.nan)
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(f"{name} is not a rectangular array ({exc}); pass an (n_obs, p) "
+                         "array or a DataFrame") from None
+    if arr.dtype.kind == "O":
+        arr = _object_to_float(arr, name)
     if arr.dtype.kind not in "biuf":
         raise ValueError(
             f"{name} must be numeric, got dtype {arr.dtype}; use from_formula with C(column) "
@@ -81,6 +88,21 @@ def _as_2d(x, name: str) -> np.ndarray:
         )
     arr = arr.astype(float, copy=False)
     return arr[:, None] if arr.ndim == 1 else arr
+
+
+def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
+    """Object arrays of numbers (None = missing) become floats; else name the bad column."""
+    flat = arr.reshape(arr.shape[0], -1) if arr.ndim > 1 else arr[:, None]
+    out = np.empty(flat.shape, dtype=float)
+    for j in range(flat.shape[1]):
+        try:
+            out[:, j] = pd.to_numeric(pd.Series(flat[:, j]), errors="raise")
+        except (ValueError, TypeError):
+            raise ValueError(
+                f"{name} column {j} is not numeric (e.g. {flat[0, j]!r}); encode it, or use "
+                "from_formula with C(column) for categorical columns"
+            ) from None
+    return out.reshape(arr.shape)
 
 
 def _names(x, p: int) -> list[str]:
@@ -108,12 +130,18 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     if x.ndim != 2:
         raise ValueError(f"exog must be 2-dimensional, got shape {x.shape}")
     names = _names(exog, x.shape[1])
+    if endog is None:
+        raise ValueError("endog is None: pass the response as an array of length n_obs")
     y = endog.to_numpy() if isinstance(endog, (pd.Series, pd.Index)) else np.asarray(endog)
     if isinstance(endog, pd.DataFrame):
         if endog.shape[1] != 1:
             raise ValueError(f"endog must be one column, got {endog.shape[1]}")
         y = endog.iloc[:, 0].to_numpy()
     y = y.ravel() if y.ndim > 1 and y.shape[1:] == (1,) else y
+    if y.ndim != 1:
+        raise ValueError(f"endog must be one-dimensional (one response per row), got shape "
+                         f"{y.shape}; for counts of successes and failures pass proportions as "
+                         "endog and the totals as var_weights")
     n = x.shape[0]
     if n == 0:
         raise ValueError("exog has no rows: there is nothing to fit")
@@ -125,11 +153,12 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
         if a is None:
             arrs[key] = None
             continue
-        a = np.asarray(a, dtype=float).ravel()
+        a = _per_row(a, key)
         if a.shape[0] != n:
             raise ValueError(f"{key} has {a.shape[0]} values but exog has {n} rows")
         arrs[key] = a
-    bad = np.isnan(x).any(axis=1) | pd.isna(y)
+    # a NaN-free sum means no NaN anywhere: skip the n x p mask in the common case
+    bad = (np.isnan(x).any(axis=1) if np.isnan(x.sum()) else np.zeros(n, bool)) | pd.isna(y)
     for a in arrs.values():
         if a is not None:
             bad |= np.isnan(a)
@@ -152,14 +181,26 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()))
 
 
+def _per_row(a, key: str) -> np.ndarray:
+    """A per-row array (offset, weights) as float, naming the argument when it is not one."""
+    a = np.asarray(a.to_numpy() if isinstance(a, (pd.Series, pd.DataFrame)) else a)
+    if a.ndim > 1 and a.shape[1:] == (1,) * (a.ndim - 1):
+        a = a.reshape(-1)
+    if a.ndim != 1:
+        raise ValueError(f"{key} must be one-dimensional (one value per row), got shape {a.shape}")
+    try:
+        return a.astype(float)
+    except (ValueError, TypeError):
+        raise ValueError(f"{key} must be numeric, got values like {a[0]!r}") from None
+
+
 def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env: int = 0,
                  **arrays) -> ModelData:
     """Validate the formula path; ``arrays`` are aligned with ``data``'s rows."""
     d = build_design(formula, data, missing, arrays, eval_env=eval_env + 1)
     if d.endog is None:
         raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
-    arrs = {k: (np.asarray(a, dtype=float)[d.rows] if a is not None else None)
-            for k, a in arrays.items()}
+    arrs = {k: (_per_row(a, k)[d.rows] if a is not None else None) for k, a in arrays.items()}
     y = d.endog
     values = y.array if isinstance(y.dtype, pd.CategoricalDtype) else y.to_numpy()
     return ModelData(d.exog, d.spec.column_names, values, str(y.name), d.index, arrs, d.spec,
@@ -182,7 +223,7 @@ def _endog_name(endog) -> str:
 
 def check_finite(data: ModelData) -> None:
     """Raise on infinite values in the design or the per-row arrays, naming the column."""
-    if not np.all(np.isfinite(data.exog)):
+    if not np.isfinite(data.exog.sum()) and not np.all(np.isfinite(data.exog)):  # sum: no mask
         cols = [data.exog_names[j] for j in range(data.exog.shape[1])
                 if not np.all(np.isfinite(data.exog[:, j]))]
         raise ValueError(f"exog column {cols[0]!r} has infinite values; remove or cap them")

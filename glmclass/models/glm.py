@@ -8,17 +8,29 @@ Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 
 from .. import families as F
 from .. import links as L
-from ..errors import ConvergenceWarning, RankDeficientWarning
+from ..errors import (
+    ConvergenceWarning,
+    PerfectSeparationError,
+    RankDeficientWarning,
+    SeparationWarning,
+)
+from ..numerics.separation import Separation, detect_separation
 from ..results.glm import GLMResults
+from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control, irls
 from .data import ModelData, check_finite, from_arrays, from_formula
 from .response import binary_response
+
+#: Binomial links whose inverse maps the real line onto (0, 1): for these, separation is
+#: equivalent to infinite maximum-likelihood estimates.
+_ONTO_01 = ("logit", "probit", "cloglog", "loglog", "cauchit")
 
 
 def check_weights(arrays: dict) -> None:
@@ -28,6 +40,8 @@ def check_weights(arrays: dict) -> None:
         if w is not None and (np.any(w < 0) or not np.all(np.isfinite(w))):
             row = int(np.flatnonzero((w < 0) | ~np.isfinite(w))[0])
             raise ValueError(f"{key} must be finite and non-negative; row {row} has {w[row]}")
+        if w is not None and w.size and not np.any(w > 0):
+            raise ValueError(f"{key} are all zero: no row would take part in the fit")
 
 
 class GLM:
@@ -118,14 +132,23 @@ class GLM:
         self.offset = a.get("offset") if a.get("offset") is not None else np.zeros(n)
         self.freq_weights = a["freq_weights"] if a.get("freq_weights") is not None else np.ones(n)
         self.var_weights = a["var_weights"] if a.get("var_weights") is not None else np.ones(n)
-        self.has_intercept = bool(np.any(np.all(data.exog == 1.0, axis=0)))
+        # column by column, among those whose first value is 1: no n x p temporary
+        self.has_intercept = any(bool(np.all(data.exog[:, j] == 1.0))
+                                 for j in np.flatnonzero(data.exog[0] == 1.0))
+        if isinstance(family, F.Binomial):  # zero-weight rows do not count
+            used = y[self.freq_weights * self.var_weights > 0]
+            for value, outcome in ((0.0, "failures"), (1.0, "successes")):
+                if np.all(used == value):
+                    raise ValueError(
+                        f"response {data.endog_name!r} has only {outcome} among the rows with "
+                        "positive weight (a single class): there is nothing to classify")
 
     @property
     def formula(self) -> str | None:
         return self.data.formula
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, start_params=None) -> GLMResults:
+            tol: float = 1e-10, start_params=None, on_separation: str = "warn") -> GLMResults:
         """Maximum-likelihood fit.
 
         Parameters
@@ -140,52 +163,131 @@ class GLM:
         tol : float
             Convergence when ``|dev - dev_old| / (|dev| + 0.1) < tol``.
         start_params : array-like of shape (p,), optional
+        on_separation : {"warn", "raise", "ignore"}
+            Binomial family only: what to do when the classes are (quasi-)completely separated,
+            so that some estimates are infinite. ``"warn"`` issues one
+            :class:`~glmclass.SeparationWarning` naming those columns, ``"raise"`` raises
+            :class:`~glmclass.PerfectSeparationError`, ``"ignore"`` skips the check
+            (``results.separation`` is then None).
 
         Returns
         -------
         GLMResults
+            With a ``separation`` attribute: the :class:`~glmclass.numerics.separation.Separation`
+            record of Konis' linear-programming test (None for other families or ``"ignore"``).
+
+        Notes
+        -----
+        The exact test is one linear program. It is run on every binomial fit of a small design
+        (``n_obs * p <= 1e5``, a few milliseconds) and, on larger ones, when the fit shows the
+        signs separation always leaves: no convergence, fitted probabilities within 1e-6 of 0
+        or 1, or a coefficient contributing more than 100 to the linear predictor.
         """
         if method not in ("irls", "newton"):
             raise ValueError(f"method must be 'irls' or 'newton', got {method!r}")
         if information not in ("observed", "expected"):
             raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
+        if on_separation not in ("warn", "raise", "ignore"):
+            raise ValueError(
+                f"on_separation must be 'warn', 'raise' or 'ignore', got {on_separation!r}")
         if start_params is not None:
             start_params = np.asarray(start_params, dtype=float)
             if start_params.shape != (self.exog.shape[1],):
-                raise ValueError(f"start_params must have {self.exog.shape[1]} values")
+                raise ValueError(f"start_params must have {self.exog.shape[1]} values (one per "
+                                 f"column of exog), got shape {start_params.shape}")
+            if not np.all(np.isfinite(start_params)):
+                raise ValueError("start_params must be finite")
+        if not (isinstance(maxiter, (int, np.integer)) and maxiter >= 1):
+            raise ValueError(f"maxiter must be a positive integer, got {maxiter!r}")
+        if not (np.isfinite(tol) and tol > 0):
+            raise ValueError(f"tol must be a positive number, got {tol!r}")
         control = Control(maxiter=maxiter, tol=tol,
                           hessian="observed" if method == "newton" else "expected")
         fit = self._irls(self.exog, control, start_params)
-        self._warn(fit)
+        sep = self._separation(fit) if on_separation != "ignore" else None
+        if sep is not None and sep.separated and on_separation == "raise":
+            raise PerfectSeparationError(sep.message())
+        self._warn(fit, sep)
         null_eta, null_dev = self._null_fit(control)
-        return GLMResults(self, fit, null_eta, null_dev, method, information)
+        results = GLMResults(self, fit, null_eta, null_dev, method, information)
+        results.separation = sep
+        return results
 
     def _irls(self, X, control, start=None, penalty=None):
         pw = self.freq_weights * self.var_weights
-        return irls(X, self.endog, self.family, pw, self.offset, start, control, penalty)
+        pos = pw > 0
+        if pos.all():
+            return irls(X, self.endog, self.family, pw, self.offset, start, control, penalty)
+        # as R's glm.fit, rows of weight 0 take no part in the fit (their eta may be anything,
+        # even where the family's weights are inf); they get fitted values afterwards
+        fit = irls(X[pos], self.endog[pos], self.family, pw[pos], self.offset[pos], start,
+                   control, penalty)
+        eta = self.offset + X @ np.where(fit.aliased, 0.0, fit.coef)
+        return dataclasses.replace(fit, eta=eta)
 
     def _null_fit(self, control: Control) -> tuple[np.ndarray, float]:
         """Intercept-only fit (offset kept), as R's null deviance; eta = offset without one."""
         if self.has_intercept:
-            null = self._irls(np.ones((self.exog.shape[0], 1)), control)
+            start = None
+            if not np.any(self.offset):  # the MLE is the weighted mean (R's glm.fit): start there
+                pw = self.freq_weights * self.var_weights
+                start = self.family.link.link(np.array([pw @ self.endog / pw.sum()]))
+                start = start if np.all(np.isfinite(start)) else None
+            null = self._irls(np.ones((self.exog.shape[0], 1)), control, start)
             return null.eta, null.deviance
         eta = self.offset.copy()
         pw = self.freq_weights * self.var_weights
         return eta, float(np.sum(pw * self.family.unit_deviance(self.endog, eta)))
 
-    def _warn(self, fit) -> None:
+    def _separation(self, fit) -> Separation | None:
+        """Konis' LP test on the non-aliased columns, when cheap or when the fit looks separated."""
+        # the LP characterises infinite estimates only for links onto (0, 1); log-binomial
+        # estimates can stay finite under separation (Silvapulle 1981)
+        if not isinstance(self.family, F.Binomial) or self.family.link.name not in _ONTO_01:
+            return None
+        keep = ~fit.aliased
+        X = self.exog if keep.all() else self.exog[:, keep]  # no copy of X when nothing is aliased
+        pw = self.freq_weights * self.var_weights
+        used = pw > 0
+        mu = self.family.link.inverse(fit.eta[used])
+        contrib = np.abs(np.nan_to_num(fit.coef[keep])) * column_abs_max(X)
+        suspicious = (not fit.converged or np.any(np.minimum(mu, 1.0 - mu) < 1e-6)
+                      or np.any(contrib > 100.0))
+        if not suspicious and X.shape[0] * X.shape[1] > 100_000:
+            return Separation(False, "none", (), np.zeros(len(keep), dtype=int),
+                              tuple(self.exog_names))
+        found = detect_separation(X, self.endog, pw)
+        directions = np.zeros(len(keep), dtype=int)
+        directions[keep] = found.directions
+        columns = tuple(int(j) for j in np.flatnonzero(directions))
+        return Separation(found.separated, found.kind, columns, directions,
+                          tuple(self.exog_names))
+
+    def _warn(self, fit, sep: Separation | None = None) -> None:
         if fit.aliased.any():
-            names = [n for n, a in zip(self.exog_names, fit.aliased) if a]
+            names = [n for n, a in zip(self.exog_names, fit.aliased, strict=True) if a]
+            zero = [n for n, z in zip(self.exog_names, ~self.exog.any(axis=0), strict=True)
+                    if z and n in names]
+            why = ("is a linear combination" if len(names) == 1 else "are linear combinations")
+            why += " of earlier columns (on the rows with positive weight)"
+            if zero:
+                verb = "is" if len(zero) == 1 else "are"
+                why += f"; {', '.join(map(repr, zero))} {verb} all zero"
             warnings.warn(
-                f"the design is rank deficient: {', '.join(map(repr, names))} "
-                f"{'is a linear combination' if len(names) == 1 else 'are linear combinations'} "
-                "of earlier columns; their coefficients are NaN (drop them to silence this)",
+                f"the design is rank deficient: {', '.join(map(repr, names))} {why}; their "
+                "coefficients are NaN (drop them to silence this)",
                 RankDeficientWarning, stacklevel=3)
-        if not fit.converged:
-            hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
-            warnings.warn(f"IRLS did not converge: {fit.message} (last deviances: {hist}); "
-                          "raise maxiter, check for separation, or scale the columns",
-                          ConvergenceWarning, stacklevel=3)
+        hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
+        if sep is not None and sep.separated:
+            # one warning: separation explains the divergence, so no ConvergenceWarning as well
+            extra = "" if fit.converged else f" IRLS stopped without converging ({fit.message})."
+            warnings.warn(sep.message() + extra, SeparationWarning, stacklevel=3)
+        elif not fit.converged:
+            w = ConvergenceWarning(
+                f"IRLS did not converge: {fit.message} (last deviances: {hist}); raise maxiter, "
+                "give start_params, or rescale the columns")
+            w.history = fit.history  # the whole iteration history, for diagnosis
+            warnings.warn(w, stacklevel=3)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.family!r}, nobs={self.exog.shape[0]}>"
