@@ -51,6 +51,27 @@ def weighted_gram(X: np.ndarray, w: np.ndarray, rows: int | None = None) -> np.n
     return acc
 
 
+def column_abs_max(X: np.ndarray, rows: int | None = None) -> np.ndarray:
+    """max_i |X_ij| per column, over row blocks (no n x p temporary; 0 for no rows).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_obs, p)
+    rows : int, optional
+        Rows per block.
+
+    Returns
+    -------
+    ndarray of shape (p,)
+    """
+    n, p = X.shape
+    rows = max(1, min(rows or block_rows(p), n))
+    out = np.zeros(p)
+    for s in range(0, n, rows):
+        np.maximum(out, np.abs(X[s : s + rows]).max(axis=0), out=out)
+    return out
+
+
 BlockTerms = Callable[[np.ndarray, slice], tuple[np.ndarray, np.ndarray, float]]
 
 
