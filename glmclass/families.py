@@ -219,23 +219,27 @@ class Binomial(Family):
 
     def irls_terms(self, y, eta, weights, observed=False):
         """As :meth:`Family.irls_terms`, with log mu and log(1 - mu) evaluated once (the
-        generic version evaluates them four times); the logit link has a closed form."""
-        if observed and not self.is_canonical:
-            return super().irls_terms(y, eta, weights, observed)
-        if isinstance(self.link, L.Logit):
+        generic version evaluates them four to six times); the logit link has a closed form."""
+        if isinstance(self.link, L.Logit):  # canonical: observed = expected
             return _logit_irls_terms(y, eta, weights)
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
         dev = float(np.sum(weights * _binomial_deviance(y, lm, l1m)))
-        etac = np.clip(eta, -_ETA_MAX, _ETA_MAX)
-        clipped = eta.size and (eta.min() < -_ETA_MAX or eta.max() > _ETA_MAX)
+        # the weights use eta capped at +-_ETA_MAX, as Family.working_weights/observed_weights
+        clipped = eta.size > 0 and (eta.min() < -_ETA_MAX or eta.max() > _ETA_MAX)
+        etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
         log_v = self.log_variance(etac) if clipped else lm + l1m
         log_me = self.link.log_mu_eta(etac)
         with np.errstate(over="ignore"):
-            w = weights * np.exp(2.0 * log_me - log_v)
+            w = np.exp(2.0 * log_me - log_v)
             ratio = np.exp(log_me - log_v)
+        mu = self.link.inverse(eta)
+        if observed:  # as Family.observed_weights
+            mu_c = self.link.inverse(etac) if clipped else mu
+            w = w - (y - mu_c) * (ratio * self.link.dlog_mu_eta(etac)
+                                  - ratio * ratio * self.dvariance(mu_c))
         with np.errstate(invalid="ignore"):
-            u = weights * ratio * (y - self.link.inverse(eta))
-        return w, u, dev
+            u = weights * ratio * (y - mu)
+        return weights * w, u, dev
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
         n = var_weights

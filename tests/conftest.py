@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci",
-    max_examples=25,
+    max_examples=40,
     deadline=None,
     derandomize=True,
     database=None,  # the same examples on every machine: nothing replayed from local runs

@@ -144,6 +144,7 @@ def irls(
     if start is None:
         eta0 = _start_eta(family, y, weights, control.block_rows or block_rows(p))
         eta, dev, g, r = fused_pass(X, None, offset, terms, control.block_rows, eta=eta0)
+        del eta0  # eta is eta0: no second reference to keep it alive through the loop
         coef_old, obj_old = None, dev
     else:
         coef_old = np.asarray(start, dtype=float)
