@@ -132,12 +132,16 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     names = _names(exog, x.shape[1])
     if endog is None:
         raise ValueError("endog is None: pass the response as an array of length n_obs")
-    y = endog.to_numpy() if isinstance(endog, (pd.Series, pd.Index)) else np.asarray(endog)
+    col = endog
     if isinstance(endog, pd.DataFrame):
         if endog.shape[1] != 1:
             raise ValueError(f"endog must be one column, got {endog.shape[1]}")
-        y = endog.iloc[:, 0].to_numpy()
-    y = y.ravel() if y.ndim > 1 and y.shape[1:] == (1,) else y
+        col = endog.iloc[:, 0]
+    if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):
+        y = pd.Categorical(col)  # keeps the category order, which sets the levels
+    else:
+        y = col.to_numpy() if isinstance(col, (pd.Series, pd.Index)) else np.asarray(col)
+        y = y.ravel() if y.ndim > 1 and y.shape[1:] == (1,) else y
     if y.ndim != 1:
         raise ValueError(f"endog must be one-dimensional (one response per row), got shape "
                          f"{y.shape}; for counts of successes and failures pass proportions as "

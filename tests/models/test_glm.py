@@ -312,3 +312,16 @@ def test_random_designs_agree_with_statsmodels(seed, n, p, link):
     np.testing.assert_allclose(res.params.to_numpy(), ref.params, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(res.bse.to_numpy(), ref.bse, rtol=1e-6)
     assert res.llf == pytest.approx(ref.llf, rel=1e-10, abs=1e-10)
+
+
+def test_categorical_endog_order_sets_the_levels_on_the_array_path():
+    """A Categorical's category order (not sorted order) decides failure/success."""
+    d = sm.datasets.spector.load_pandas().data
+    X = sm.add_constant(d[["GPA", "PSI"]])
+    labels = np.where(d.GRADE == 1, "b", "a")
+    flipped = gc.Logit(pd.Series(pd.Categorical(labels, categories=["b", "a"])), X).fit()
+    plain = gc.Logit(d.GRADE, X).fit()
+    assert flipped.model.levels == ["b", "a"]
+    np.testing.assert_allclose(flipped.params.to_numpy(), -plain.params.to_numpy(), rtol=1e-10)
+    as_array = gc.Logit(pd.Categorical(labels, categories=["b", "a"]), X).fit()
+    assert as_array.model.levels == ["b", "a"]
