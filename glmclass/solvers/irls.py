@@ -181,7 +181,7 @@ def irls(
             "no valid set of coefficients has been found: the first IRLS step left the domain "
             f"of the {family.name} family with the {family.link.name} link; pass start_params "
             "inside it (e.g. an intercept of link(mean(y)) and zero slopes)")
-    if converged and not observed and not family.is_canonical:
+    if converged and not observed and not family.is_canonical and keep.any():
         # Fisher scoring converges only linearly for a non-canonical link, so R's deviance rule
         # stops ~sqrt(tol) away from the optimum: finish with exact-Hessian Newton steps
         coef_old, eta, dev, obj_old, g, r = _polish(run, coef_old, (eta, dev, obj_old, g, r),

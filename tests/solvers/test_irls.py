@@ -182,3 +182,10 @@ def test_inputs_are_not_modified():
     irls(x, y, F.Binomial(), w, o, None, Control())
     for a, b in ((x, X), (y, Y), (w, ONES), (o, ZEROS)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("link", [L.Probit(), L.CLogLog()])
+def test_every_column_aliased_gives_nan_not_a_crash(link):
+    """A non-canonical fit with nothing to estimate skips the Newton polish."""
+    res = irls(np.zeros((2, 1)), np.array([1.0, 0.0]), F.Binomial(link), np.ones(2), np.zeros(2))
+    assert res.aliased.all() and np.isnan(res.coef).all() and np.isfinite(res.deviance)
