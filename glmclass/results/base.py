@@ -20,15 +20,12 @@ def row_key(index: pd.Index, freq_weights: np.ndarray | None) -> str:
     return h.hexdigest()
 
 
-class LikelihoodMixin:
-    """AIC, BIC and the likelihood-ratio test from ``llf``, ``llnull``, ``k_params``,
-    ``nobs`` and ``df_model`` (defined by the results class)."""
+class CriteriaMixin:
+    """AIC and BIC from ``llf``, ``k_params`` and ``nobs`` (defined by the results class)."""
 
     llf: float
-    llnull: float
     k_params: int
     nobs: float
-    df_model: float
 
     @cached_property
     def aic(self) -> float:
@@ -39,6 +36,15 @@ class LikelihoodMixin:
     def bic(self) -> float:
         """Bayesian information criterion, -2 llf + k ln(nobs)."""
         return -2.0 * self.llf + self.k_params * np.log(self.nobs)
+
+
+
+class LikelihoodMixin(CriteriaMixin):
+    """AIC, BIC and the likelihood-ratio test against the intercept-only model (``llnull``,
+    ``df_model`` defined by the results class)."""
+
+    llnull: float
+    df_model: float
 
     @cached_property
     def llr(self) -> float:

@@ -14,10 +14,10 @@ import pandas as pd
 
 from ..numerics import discriminant as nd
 from ..summary import Summary
-from .base import row_key
+from .base import CriteriaMixin, row_key
 
 
-class GenerativeResults:
+class GenerativeResults(CriteriaMixin):
     """What every fitted generative classifier reports.
 
     Attributes
@@ -77,16 +77,6 @@ class GenerativeResults:
         """Conditional log-likelihood sum_n ln p(class_n | x_n), comparable with a logit."""
         y = self.model.endog
         return float(self._log_post[np.arange(y.size), y].sum())
-
-    @cached_property
-    def aic(self) -> float:
-        """-2 llf + 2 k, on the joint likelihood."""
-        return -2.0 * self.llf + 2.0 * self.k_params
-
-    @cached_property
-    def bic(self) -> float:
-        """-2 llf + k ln(nobs), on the joint likelihood."""
-        return -2.0 * self.llf + self.k_params * np.log(self.nobs)
 
     # --- prediction ---------------------------------------------------------------------------
     def _rows(self, newdata) -> tuple[np.ndarray | None, pd.Index]:
