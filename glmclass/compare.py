@@ -13,6 +13,20 @@ def _kind(res) -> str:
     return getattr(res, "likelihood_kind", "conditional")
 
 
+def _default_names(results: list) -> list[str]:
+    """The formulas; models sharing a formula (LDA and QDA, say) get their class name too."""
+    names = [getattr(r, "formula", None) or f"model {i + 1}" for i, r in enumerate(results)]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{type(r.model).__name__}: {n}" if names.count(n) > 1 else n
+            for r, n in zip(results, names)]
+
+
+def _disambiguate(names: list[str]) -> list[str]:
+    """Number only the names that are still repeated."""
+    return [f"{n} [{i + 1}]" if names.count(n) > 1 else n for i, n in enumerate(names)]
+
+
 def compare(results: Sequence, names: Sequence[str] | None = None,
             likelihood: str = "auto") -> pd.DataFrame:
     """Compare fitted models on the same rows by llf, AIC, BIC, BIC weights and evidence.
@@ -49,12 +63,11 @@ def compare(results: Sequence, names: Sequence[str] | None = None,
     if likelihood not in ("auto", "joint", "conditional"):
         raise ValueError(f"likelihood must be 'auto', 'joint' or 'conditional', got {likelihood!r}")
     if names is None:
-        names = [getattr(r, "formula", None) or f"model {i + 1}" for i, r in enumerate(results)]
+        names = _default_names(results)
     names = list(names)
     if len(names) != len(results):
         raise ValueError(f"{len(names)} names for {len(results)} models")
-    if len(set(names)) != len(names):
-        names = [f"{n} [{i + 1}]" for i, n in enumerate(names)]
+    names = _disambiguate(names)
     keys = {r._row_key for r in results}
     if len(keys) > 1 or len({float(r.nobs) for r in results}) > 1:
         raise ValueError("the models were fit to different rows (different data, missing-value "

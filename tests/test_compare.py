@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -100,3 +102,12 @@ def test_logit_probit_cloglog_on_the_same_rows():
     # equal parameter counts: the BIC order is the likelihood order
     assert list(table.index) == list(table.sort_values("llf", ascending=False).index)
     assert table.loc["logit", "bic"] == pytest.approx(39.64221205546174, rel=1e-9)  # R
+
+
+def test_default_names_tell_apart_models_sharing_a_formula():
+    """LDA and QDA on one formula are named by class; identical fits are numbered."""
+    iris = pd.read_csv(Path(__file__).resolve().parent / "reference" / "data" / "iris.csv")
+    f = "Species ~ Sepal_Length + Sepal_Width"
+    lda, qda = gc.LDA.from_formula(f, iris).fit(), gc.QDA.from_formula(f, iris).fit()
+    assert set(gc.compare([lda, qda]).index) == {f"LDA: {f}", f"QDA: {f}"}
+    assert set(gc.compare([lda, lda]).index) == {f"LDA: {f} [1]", f"LDA: {f} [2]"}
