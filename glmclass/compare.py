@@ -19,7 +19,7 @@ def _default_names(results: list) -> list[str]:
     if len(set(names)) == len(names):
         return names
     return [f"{type(r.model).__name__}: {n}" if names.count(n) > 1 else n
-            for r, n in zip(results, names)]
+            for r, n in zip(results, names, strict=True)]
 
 
 def _disambiguate(names: list[str]) -> list[str]:

@@ -648,3 +648,46 @@ def test_two_threads_fitting_at_once():
         for rep in results[i]:
             for u, v in zip(rep, serial[i], strict=True):
                 np.testing.assert_allclose(u, v, rtol=1e-13, atol=0)
+
+
+# --- when the exact separation test runs on large designs ---------------------------------------
+
+def _large_cloglog(separate: bool, n: int = 20_000):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=n) * 2.0
+    X = np.column_stack([np.ones(n), x])
+    y = (rng.uniform(size=n) < -np.expm1(-np.exp(0.5 + 1.5 * x))).astype(float)
+    if separate:
+        y = (x > 0).astype(float)
+    return y, X
+
+
+def test_saturated_cloglog_without_separation_skips_the_lp(monkeypatch):
+    """cloglog fitted values reach 1 within 1e-16 at eta > 3.6 on honest data: no LP for that."""
+    y, X = _large_cloglog(separate=False)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the LP ran on a fit with no sign of separation")
+
+    monkeypatch.setattr(glm_module, "detect_separation", boom)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = gc.GLM(y, X, family=gc.families.Binomial(L.CLogLog())).fit()
+    assert res.fittedvalues.max() > 1 - 1e-12
+    assert not res.separation.separated and res.converged
+
+
+def test_separated_large_design_runs_the_lp_and_names_the_column():
+    y, X = _large_cloglog(separate=True)
+    with pytest.warns(gc.SeparationWarning, match="x2"):
+        res = gc.GLM(y, X, family=gc.families.Binomial(L.CLogLog())).fit()
+    assert res.separation.kind == "complete" and res.separation.columns == (1,)
+
+
+def test_designs_beyond_the_lp_cap_report_apparent_separation(monkeypatch):
+    y, X = _large_cloglog(separate=True)
+    monkeypatch.setattr(glm_module, "_MAX_LP_CELLS", 1_000)
+    monkeypatch.setattr(glm_module, "detect_separation", None)  # must not be called
+    with pytest.warns(gc.SeparationWarning, match="Apparent separation.*x2"):
+        res = gc.Logit(y, X).fit()
+    assert res.separation.kind == "apparent" and 1 in res.separation.columns

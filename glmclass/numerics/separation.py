@@ -103,6 +103,14 @@ class Separation:
         if not self.separated:
             return "No separation: the maximum-likelihood estimate exists."
         cols = ", ".join(self.column_labels) or "(none identifiable)"
+        if self.kind == "apparent":
+            return (
+                "Apparent separation: the design is too large for the exact linear-programming "
+                f"test, but the estimates or standard errors of {cols} are huge on their "
+                "columns' scale, as when the maximum-likelihood estimate does not exist. Check "
+                "those columns (a level or range where the response never varies), fit "
+                "gc.BayesLogit, or test a subsample with "
+                "glmclass.numerics.separation.detect_separation.")
         return (
             f"{self.kind.capitalize()} separation: the maximum-likelihood estimate does not exist "
             f"and the estimates of these columns are infinite: {cols}. The reported values for "
