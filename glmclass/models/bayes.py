@@ -285,7 +285,7 @@ var_weights, missing
         penalty = Penalty(np.diag(precision), self.prior_mean)
         fit = self._irls(self.exog, control, start, penalty)
         keep = ~fit.aliased
-        pw = self.freq_weights * self.var_weights
+        pw = self.prior_weights
         Xk = self.exog[:, keep]
         obs = weighted_gram(Xk, pw * self.family.observed_weights(self.endog, fit.eta))
         hessian = obs + np.diag(precision[keep])

@@ -39,6 +39,11 @@ _ALWAYS_TEST_CELLS = 10_000
 _MAX_LP_CELLS = 5_000_000
 
 
+def constant(value: float, n: int) -> np.ndarray:
+    """A read-only length-n vector of one value that takes no memory (a broadcast view)."""
+    return np.broadcast_to(np.float64(value), (n,))
+
+
 def check_weights(arrays: dict) -> None:
     """Weights must be finite and non-negative; raise naming the argument."""
     for key in ("freq_weights", "var_weights"):
@@ -138,14 +143,18 @@ class GLM:
         self.levels = levels
         self.exog = data.exog
         self.exog_names = data.exog_names
-        self.offset = a.get("offset") if a.get("offset") is not None else np.zeros(n)
-        self.freq_weights = a["freq_weights"] if a.get("freq_weights") is not None else np.ones(n)
-        self.var_weights = a["var_weights"] if a.get("var_weights") is not None else np.ones(n)
+        # absent offsets and weights are read-only broadcast views: no memory per row
+        given = {k: a.get(k) for k in ("offset", "freq_weights", "var_weights")}
+        self.offset = given["offset"] if given["offset"] is not None else constant(0.0, n)
+        self.freq_weights = (given["freq_weights"] if given["freq_weights"] is not None
+                             else constant(1.0, n))
+        self.var_weights = (given["var_weights"] if given["var_weights"] is not None
+                            else constant(1.0, n))
         # column by column, among those whose first value is 1: no n x p temporary
         self.has_intercept = any(bool(np.all(data.exog[:, j] == 1.0))
                                  for j in np.flatnonzero(data.exog[0] == 1.0))
         if isinstance(family, F.Binomial):  # zero-weight rows do not count
-            used = y[self.freq_weights * self.var_weights > 0]
+            used = y[self.prior_weights > 0]
             for value, outcome in ((0.0, "failures"), (1.0, "successes")):
                 if np.all(used == value):
                     raise ValueError(
@@ -155,6 +164,15 @@ class GLM:
     @property
     def formula(self) -> str | None:
         return self.data.formula
+
+    @property
+    def prior_weights(self) -> np.ndarray:
+        """``freq_weights * var_weights``, R's prior weights (a broadcast view when both are
+        the default ones)."""
+        f, v = self.freq_weights, self.var_weights
+        if f.strides == (0,) and v.strides == (0,):
+            return constant(1.0, f.shape[0])
+        return f * v
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
             tol: float = 1e-10, start_params=None, on_separation: str = "warn") -> GLMResults:
@@ -227,7 +245,7 @@ class GLM:
         return results
 
     def _irls(self, X, control, start=None, penalty=None):
-        pw = self.freq_weights * self.var_weights
+        pw = self.prior_weights
         pos = pw > 0
         if pos.all():
             return irls(X, self.endog, self.family, pw, self.offset, start, control, penalty)
@@ -241,17 +259,28 @@ class GLM:
     def _null_fit(self, control: Control) -> tuple[np.ndarray, float]:
         """Intercept-only fit (offset kept), as R's null deviance; eta = offset without one."""
         if self.has_intercept:
-            start = None
-            if not np.any(self.offset):  # the MLE is the weighted mean (R's glm.fit): start there
-                pw_sum = self.freq_weights @ self.var_weights
-                mean = (self.freq_weights * self.var_weights) @ self.endog / pw_sum
-                start = self.family.link.link(np.array([mean]))
-                start = start if np.all(np.isfinite(start)) else None
-            null = self._irls(np.ones((self.exog.shape[0], 1)), control, start)
+            n = self.exog.shape[0]
+            if not np.any(self.offset):
+                # the intercept-only MLE is the weighted mean for every family and link (the
+                # score is sum w (y - mu) mu'/V with mu'/V constant): no IRLS, one eta for all
+                pw = self.prior_weights
+                eta0 = self.family.link.link(np.array([pw @ self.endog / pw.sum()]))[0]
+                if np.isfinite(eta0):
+                    return constant(eta0, n), self._deviance_at(eta0)
+            null = self._irls(np.broadcast_to(np.float64(1.0), (n, 1)), control)
             return null.eta, null.deviance
-        eta = self.offset.copy()
-        pw = self.freq_weights * self.var_weights
+        eta = self.offset
+        pw = self.prior_weights
         return eta, float(np.sum(pw * self.family.unit_deviance(self.endog, eta)))
+
+    def _deviance_at(self, eta: float, rows: int = 16384) -> float:
+        """Deviance of a constant linear predictor, over row blocks (no length-n temporary)."""
+        pw, y, total = self.prior_weights, self.endog, 0.0
+        for s in range(0, y.shape[0], rows):
+            sl = slice(s, s + rows)
+            e = np.full(y[sl].shape, eta)
+            total += float(np.sum(pw[sl] * self.family.unit_deviance(y[sl], e)))
+        return total
 
     def _separation(self, fit, tol: float) -> Separation | None:
         """Konis' LP test on the non-aliased columns, when cheap or when the fit looks separated."""

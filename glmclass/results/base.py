@@ -10,11 +10,17 @@ import pandas as pd
 from scipy import stats
 
 
-def row_key(index: pd.Index, freq_weights: np.ndarray | None) -> str:
+def row_key(index: pd.Index, freq_weights: np.ndarray | None, rows: int = 65536) -> str:
     """Fingerprint of the rows a model was fit on, so that :func:`compare` can refuse to
-    compare models fit on different data."""
+    compare models fit on different data.
+
+    Hashed over blocks of rows: a RangeIndex is never materialised (pandas would cache its
+    values for good) and equals an integer index with the same labels.
+    """
     h = hashlib.sha1()
-    h.update(pd.util.hash_pandas_object(pd.Series(index), index=False).to_numpy().tobytes())
+    values = index if isinstance(index, pd.RangeIndex) else index.to_numpy()
+    for s in range(0, len(index), rows):
+        h.update(pd.util.hash_array(np.asarray(values[s : s + rows])).tobytes())
     if freq_weights is not None and not np.all(freq_weights == 1):  # unit weights = none
         h.update(np.ascontiguousarray(freq_weights, dtype=float).tobytes())
     return h.hexdigest()

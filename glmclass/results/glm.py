@@ -55,8 +55,9 @@ class GLMResults(LikelihoodMixin):
         self.information = information
         self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
         self.rank = int((~fit.aliased).sum())
-        pw = model.freq_weights * model.var_weights
-        self.nobs = float(model.freq_weights[model.var_weights > 0].sum())
+        pw = model.prior_weights
+        f, v = model.freq_weights, model.var_weights
+        self.nobs = float(f.sum() if v.strides == (0,) and v[0] > 0 else f[v > 0].sum())
         self.df_model = float(self.rank - (1 if model.has_intercept else 0))
         self.df_resid = float(self.nobs - self.rank)
         self.k_params = self.rank + (0 if model.family.fixed_scale else 1)

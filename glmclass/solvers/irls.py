@@ -155,6 +155,7 @@ def irls(
     history, converged, message, it = [], False, "", 0
     for it in range(1, control.maxiter + 1):
         coef = _solve(g, r, keep, penalty)
+        eta = None  # a step is evaluated from its coefficients: free the old eta first
         eta, dev, obj, g_new, r_new = run(coef)
         halvings = 0
         while not (np.isfinite(obj) and family.valid(eta)) or (
@@ -165,6 +166,7 @@ def irls(
                 break
             halvings += 1
             coef = (coef + coef_old) / 2.0
+            eta = None
             eta, dev, obj, g_new, r_new = run(coef)
         if message:
             if coef_old is not None:
@@ -184,7 +186,8 @@ def irls(
     if converged and not observed and not family.is_canonical and keep.any():
         # Fisher scoring converges only linearly for a non-canonical link, so R's deviance rule
         # stops ~sqrt(tol) away from the optimum: finish with exact-Hessian Newton steps
-        coef_old, eta, dev, obj_old, g, r = _polish(run, coef_old, (eta, dev, obj_old, g, r),
+        eta = None  # _polish recomputes it: one length-n vector fewer at the peak
+        coef_old, eta, dev, obj_old, g, r = _polish(run, coef_old, (dev, obj_old, g, r),
                                                     keep, penalty, family)
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
@@ -196,8 +199,9 @@ def irls(
 def _polish(run, coef, state, keep, penalty, family, max_steps: int = 5):
     """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
     objective does not rise; returns ``(coef, eta, dev, obj, gram, rhs)`` at the last
-    accepted point (gram and rhs with Fisher weights)."""
-    eta, dev, obj, g, r = state
+    accepted point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)``
+    at ``coef``; its eta comes from the first pass, so only one eta is held at a time."""
+    dev, obj, g, r = state
     for _ in range(max_steps):
         _, _, _, g_obs, r_obs = run(coef, observed=True)
         cand = _solve(g_obs, r_obs, keep, penalty)
@@ -206,9 +210,12 @@ def _polish(run, coef, state, keep, penalty, family, max_steps: int = 5):
         if rises or not (np.isfinite(c_obj) and family.valid(c_eta)):
             break
         step = np.max(np.abs(cand - coef)[keep]) / (np.max(np.abs(cand[keep])) + 1e-300)
-        coef, eta, dev, obj, g, r = cand, c_eta, c_dev, c_obj, c_g, c_r
+        coef, dev, obj, g, r = cand, c_dev, c_obj, c_g, c_r
         if step < 1e-13:
-            break
+            return coef, c_eta, dev, obj, g, r
+        c_eta = None
+    c_eta = None
+    eta = run(coef)[0]  # the accepted point's eta (a rejected step's was discarded)
     return coef, eta, dev, obj, g, r
 
 
