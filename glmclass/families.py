@@ -223,7 +223,8 @@ class Binomial(Family):
         if isinstance(self.link, L.Logit):  # canonical: observed = expected
             return _logit_irls_terms(y, eta, weights)
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
-        dev = float(np.sum(weights * _binomial_deviance(y, lm, l1m)))
+        with np.errstate(over="ignore"):  # a wild trial step: inf deviance, then step-halving
+            dev = float(np.sum(weights * _binomial_deviance(y, lm, l1m)))
         # the weights use eta capped at +-_ETA_MAX, as Family.working_weights/observed_weights
         clipped = eta.size > 0 and (eta.min() < -_ETA_MAX or eta.max() > _ETA_MAX)
         etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta

@@ -201,6 +201,9 @@ def test_converged_fit_is_a_maximum(problem):
 
 @given(binomial_problems())
 def test_irls_and_newton_agree(problem):
+    # the cauchit likelihood is not log-concave (heavy tails): on flat likelihoods IRLS and
+    # Newton may stop at different local maxima, so agreement is a property of the others
+    assume(not isinstance(problem[-1], L.Cauchit))
     a, _, ca = fit_quietly(binomial_model(*problem), method="irls", tol=1e-12, maxiter=200)
     b, _, cb = fit_quietly(binomial_model(*problem), method="newton", tol=1e-12, maxiter=200)
     assume(clean(a, ca) and clean(b, cb))
@@ -228,8 +231,10 @@ def test_frequency_weights_equal_duplicated_rows(problem):
     assert (a.separation is None) == (b.separation is None)
     if a.separation is not None:
         assert a.separation.separated == b.separation.separated
-    assert a.aliased == b.aliased
     assume(clean(a, ca) and clean(b, cb))
+    # after the clean check: on separated, saturated designs the rank decision sits at the
+    # rounding level of the Gram, and weighting vs duplicating rows may tip it
+    assert a.aliased == b.aliased
     if link.name == "cauchit":
         # not log-concave: R's starting values depend on the prior weights (mu0 = (w y + 0.5) /
         # (w + 1)), so the two fits may climb to different local maxima

@@ -317,7 +317,9 @@ class GLM:
         scale = column_abs_max(X)
         coef = np.abs(np.nan_to_num(fit.coef[keep]))
         try:
-            se = np.sqrt(np.maximum(np.diag(spd_inverse(fit.gram[np.ix_(keep, keep)])), 0.0))
+            with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf is the answer
+                var = np.diag(spd_inverse(fit.gram[np.ix_(keep, keep)]))
+            se = np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
         except NotPositiveDefinite:
             se = np.full(coef.shape, np.inf)
         return (coef * scale > 100.0) | (se * scale > 30.0)

@@ -90,15 +90,19 @@ def cholesky(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def spd_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Solve ``a x = b`` for symmetric positive definite ``a`` through Cholesky."""
     c, d = cholesky(a)
-    bd = b / d if b.ndim == 1 else b / d[:, None]
-    x = linalg.cho_solve((c, False), bd, check_finite=False)
-    return x / d if x.ndim == 1 else x / d[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        bd = b / d if b.ndim == 1 else b / d[:, None]
+        x = linalg.cho_solve((c, False), bd, check_finite=False)
+        x = x / d if x.ndim == 1 else x / d[:, None]
+    if not np.all(np.isfinite(x)):  # the factor exists but the solution leaves float range
+        raise NotPositiveDefinite("numerically singular: the solution overflows")
+    return x
 
 
 def spd_inverse(a: np.ndarray) -> np.ndarray:
     """Inverse of a symmetric positive definite matrix (a covariance), made exactly symmetric."""
     inv = spd_solve(a, np.eye(a.shape[0]))
-    return (inv + inv.T) / 2.0
+    return inv / 2.0 + inv.T / 2.0  # halves first: entries near 1e308 must not overflow
 
 
 def spd_logdet(a: np.ndarray) -> float:

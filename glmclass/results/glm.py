@@ -87,14 +87,14 @@ class GLMResults(LikelihoodMixin):
         """(y - mu) sqrt(prior weight / V(mu)), as R's ``residuals(type="pearson")``."""
         fam, eta = self.model.family, self._fit.eta
         r = fam.scaled_residual(self.model.endog, eta, 0.5 * fam.log_variance(eta))
-        return pd.Series(r * np.sqrt(self._prior_weights), index=self.model.data.index)
+        return pd.Series(_weighted(np.sqrt(self._prior_weights), r), index=self.model.data.index)
 
     @cached_property
     def resid_deviance(self) -> pd.Series:
         """sign(y - mu) sqrt(prior weight * unit deviance)."""
         dev = self.model.family.unit_deviance(self.model.endog, self._fit.eta)
         r = np.sign(self.resid_response.to_numpy()) * np.sqrt(
-            np.maximum(self._prior_weights * dev, 0))
+            np.maximum(_weighted(self._prior_weights, dev), 0))
         return pd.Series(r, index=self.model.data.index)
 
     @cached_property
@@ -107,7 +107,8 @@ class GLMResults(LikelihoodMixin):
     @cached_property
     def pearson_chi2(self) -> float:
         """Pearson's chi-squared statistic, sum of squared Pearson residuals."""
-        return float(np.sum(self.resid_pearson.to_numpy() ** 2))
+        with np.errstate(over="ignore"):  # inf when a residual is beyond 1e154: say so, don't warn
+            return float(np.sum(self.resid_pearson.to_numpy() ** 2))
 
     @cached_property
     def scale(self) -> float:
@@ -123,7 +124,7 @@ class GLMResults(LikelihoodMixin):
         if not m.family.fixed_scale:  # maximum-likelihood dispersion, as R's logLik
             scale = np.sum(self._prior_weights * m.family.unit_deviance(m.endog, eta)) / self.nobs
         ll = m.family.loglik_obs(m.endog, eta, m.var_weights, scale)
-        return float(np.sum(np.where(m.freq_weights > 0, m.freq_weights * ll, 0.0)))
+        return float(np.sum(_weighted(m.freq_weights, ll)))
 
     @cached_property
     def llf(self) -> float:
@@ -300,6 +301,13 @@ class GLMResults(LikelihoodMixin):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {type(self.model).__name__}, nobs={_num(self.nobs)}>"
+
+
+def _weighted(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """w * x, and 0 on rows of weight 0: they take no part in the fit, so their eta may be
+    extreme and x infinite (R's residuals are 0 there too)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(w > 0, w * x, 0.0)
 
 
 def _num(x: float):

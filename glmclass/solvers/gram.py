@@ -135,6 +135,9 @@ def fused_pass(
             eta[sl] = eb
         wb, wzb, ob = terms(eb, sl)
         objective += ob
-        _add_block(gram, xb, wb, buf)
-        rhs += xb.T @ wzb
+        # a wild trial step can overflow here; its objective is then inf too and the caller
+        # halves the step, discarding this Gram
+        with np.errstate(over="ignore", invalid="ignore"):
+            _add_block(gram, xb, wb, buf)
+            rhs += xb.T @ wzb
     return eta, objective, gram, rhs
