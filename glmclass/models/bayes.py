@@ -286,8 +286,11 @@ var_weights, missing
         fit = self._irls(self.exog, control, start, penalty)
         keep = ~fit.aliased
         pw = self.prior_weights
-        Xk = self.exog[:, keep]
-        obs = weighted_gram(Xk, pw * self.family.observed_weights(self.endog, fit.eta))
+        Xk = self.exog if keep.all() else self.exog[:, keep]  # no copy of X unless aliased
+        if self.family.is_canonical:  # observed = Fisher: the solver's Gram at the mode
+            obs = fit.gram[np.ix_(keep, keep)]
+        else:
+            obs = weighted_gram(Xk, pw * self.family.observed_weights(self.endog, fit.eta))
         hessian = obs + np.diag(precision[keep])
         info = hessian
         if information == "expected" and not self.family.is_canonical:

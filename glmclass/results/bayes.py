@@ -179,7 +179,7 @@ class BayesGLMResults(GLMResults):
     def _design(self, exog, offset):
         m, keep = self.model, ~self._fit.aliased
         if exog is None:
-            return m.exog[:, keep], m.offset, m.data.index
+            return (m.exog if keep.all() else m.exog[:, keep]), m.offset, m.data.index
         X = m.data.design(exog)[:, keep]
         off = None if offset is None else np.asarray(offset, dtype=float).ravel()
         if off is not None and off.shape != (X.shape[0],):
