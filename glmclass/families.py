@@ -32,23 +32,50 @@ def _xlogy_safe(y: np.ndarray, logx: np.ndarray) -> np.ndarray:
         return np.where(y == 0, 0.0, y * logx)
 
 
+def _nested(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether one open interval contains the other."""
+    return (a[0] >= b[0] and a[1] <= b[1]) or (b[0] >= a[0] and b[1] <= a[1])
+
+
+def _inside(mu: np.ndarray, interval: tuple[float, float], frac: float = 1e-3) -> np.ndarray:
+    """Starting means moved inside a bounded open interval (a link's range) where they are not:
+    a link with a narrower range than the family's mean space (robust logit, logit for a
+    Poisson) could not map them to a linear predictor. Means already inside are unchanged."""
+    lo, hi = interval
+    width = hi - lo if np.isfinite(hi - lo) else 1.0
+    if lo > -np.inf:
+        mu = np.where(mu <= lo, lo + frac * width, mu)
+    if hi < np.inf:
+        mu = np.where(mu >= hi, hi - frac * width, mu)
+    return mu
+
+
 @dataclass(frozen=True)
 class Family(ABC):
-    """Base class: a distribution with variance function V(mu), composed with a link."""
+    """Base class: a distribution with variance function V(mu), composed with a link.
+
+    A family accepts any link (an instance, its class, or its name such as ``"probit"``) whose
+    range is nested with the family's mean space, as R accepts any ``link-glm`` object: a link
+    whose means stay inside the space (logit for the binomial, a robust logit) can never leave
+    the domain, and one whose range is wider (log or identity for the binomial) is checked at
+    every IRLS step, with step-halving, as R's ``glm.fit`` does.
+    """
 
     link: L.Link
     name: ClassVar[str] = "family"
-    canonical: ClassVar[type] = L.Identity
-    allowed: ClassVar[tuple] = ()
+    mean_space: ClassVar[tuple[float, float]] = (-np.inf, np.inf)
     fixed_scale: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.link, tuple(self.allowed)):
-            names = ", ".join(c.name for c in self.allowed)
+        link = L.check_link(self.link)
+        object.__setattr__(self, "link", link)  # a name or class becomes the instance
+        if not _nested(link.range, self.mean_space):
+            fits = [n for n, c in sorted(L.REGISTRY.items()) if _nested(c.range, self.mean_space)]
             raise ValueError(
-                f"link {self.link!r} is not available for the {self.name} family; "
-                f"use one of {names}"
-            )
+                f"link {link!r} is not available for the {self.name} family: its means range "
+                f"over {_interval(link.range)} and the family's over "
+                f"{_interval(self.mean_space)}; use one of {', '.join(fits)}, or a link whose "
+                "range fits")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(link={self.link!r})"
@@ -56,7 +83,20 @@ class Family(ABC):
     @property
     def is_canonical(self) -> bool:
         """Whether the link is the canonical one (then observed = expected information)."""
-        return isinstance(self.link, self.canonical)
+        return self.link.canonical == self.name.lower()
+
+    @property
+    def link_stays_inside(self) -> bool:
+        """Whether every linear predictor maps to a mean inside the family's mean space (the
+        link's range is contained in it): no domain check can fail, and for the binomial,
+        separation then means infinite estimates."""
+        lo, hi = self.link.range
+        return self.mean_space[0] <= lo and hi <= self.mean_space[1]
+
+    def start_eta(self, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Starting linear predictor: the link of :meth:`start_mu` (R's ``mustart``), with the
+        means moved inside the link's range where they are not."""
+        return self.link.link(_inside(self.start_mu(y, weights), self.link.range))
 
     # --- what each family defines -------------------------------------------------------
     @abstractmethod
@@ -188,24 +228,20 @@ def _logit_irls_terms(
     return w, u, dev
 
 
-def _binomial_links() -> tuple:
-    return (L.Logit, L.Probit, L.CLogLog, L.LogLog, L.Cauchit, L.Log, L.Identity)
-
-
 @dataclass(frozen=True, repr=False)
 class Binomial(Family):
     """Binomial family for 0/1 responses or proportions (``var_weights`` = number of trials).
 
     Parameters
     ----------
-    link : Link, default Logit()
-        Any of logit, probit, cloglog, loglog, cauchit, log, identity.
+    link : Link or str, default Logit()
+        Any link whose range is nested with (0, 1): logit, probit, cloglog, loglog, cauchit,
+        log, identity, or a user-defined one.
     """
 
     link: L.Link = field(default_factory=L.Logit)
-    name = "Binomial"
-    canonical = L.Logit
-    allowed = _binomial_links()
+    name: ClassVar[str] = "Binomial"
+    mean_space: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def log_variance(self, eta):
         return self.link.log_inverse(eta) + self.link.log_inverse_c(eta)
@@ -220,7 +256,7 @@ class Binomial(Family):
     def irls_terms(self, y, eta, weights, observed=False):
         """As :meth:`Family.irls_terms`, with log mu and log(1 - mu) evaluated once (the
         generic version evaluates them four to six times); the logit link has a closed form."""
-        if isinstance(self.link, L.Logit):  # canonical: observed = expected
+        if type(self.link) is L.Logit:  # exactly the logit (not a subclass): closed form
             return _logit_irls_terms(y, eta, weights)
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
         with np.errstate(over="ignore"):  # a wild trial step: inf deviance, then step-halving
@@ -275,9 +311,8 @@ class Poisson(Family):
     """Poisson family for counts (log link by default)."""
 
     link: L.Link = field(default_factory=L.Log)
-    name = "Poisson"
-    canonical = L.Log
-    allowed = (L.Log, L.Identity)
+    name: ClassVar[str] = "Poisson"
+    mean_space: ClassVar[tuple[float, float]] = (0.0, np.inf)
 
     def log_variance(self, eta):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -308,10 +343,8 @@ class Gaussian(Family):
     """Gaussian family (identity link by default); the dispersion is estimated."""
 
     link: L.Link = field(default_factory=L.Identity)
-    name = "Gaussian"
-    canonical = L.Identity
-    allowed = (L.Identity, L.Log)
-    fixed_scale = False
+    name: ClassVar[str] = "Gaussian"
+    fixed_scale: ClassVar[bool] = False
 
     def log_variance(self, eta):
         return np.zeros_like(np.asarray(eta, dtype=float))
@@ -328,10 +361,15 @@ class Gaussian(Family):
             return -0.5 * (np.log(2 * np.pi * scale / var_weights) + var_weights * r * r / scale)
 
     def start_mu(self, y, weights):
-        if isinstance(self.link, L.Log):
+        if self.link.range[0] >= 0:  # a link onto positive means (log): start inside it
             return np.where(y > 0, y, 0.1)
         return y.astype(float)
 
     def check_endog(self, y):
-        if isinstance(self.link, L.Log) and np.any(y <= 0) and not np.any(y > 0):
-            raise ValueError("a Gaussian model with a log link needs some positive responses")
+        if self.link.range[0] >= 0 and not np.any(y > 0):
+            raise ValueError(f"a Gaussian model with the {self.link.name} link (positive means) "
+                             "needs some positive responses")
+
+
+def _interval(r: tuple[float, float]) -> str:
+    return f"({r[0]:g}, {r[1]:g})"

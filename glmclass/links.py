@@ -13,6 +13,8 @@ Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.6 (canon
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
@@ -31,24 +33,55 @@ def _log1mexp(e: np.ndarray, log_e: np.ndarray) -> np.ndarray:
         return np.where(e <= np.log(2.0), small, np.log1p(-np.exp(-e)))
 
 
+@dataclass(frozen=True)
 class Link(ABC):
-    """Base class of the links: a small immutable object without state.
+    """Base class of the links: a frozen dataclass whose capabilities are data.
 
-    Subclasses implement ``link``, ``inverse``, ``log_mu_eta`` and ``dlog_mu_eta``; the other
-    methods derive from those. ``log_inverse``/``log_inverse_c`` (log mu, log(1 - mu)) are
-    overridden where a tail-stable formula exists.
+    A link declares
+
+    - ``name``: how reports and :func:`get_link` call it;
+    - ``range``: the open interval of means ``g^-1(eta)`` reaches as eta runs over its domain
+      (``(0, 1)`` for logit, ``(0, inf)`` for log); a family accepts any link whose range is
+      nested with the family's mean space (see :class:`~glmclass.families.Family`);
+    - ``domain``: the interval of valid linear predictors (the whole real line for every link
+      here);
+    - ``canonical``: the family (lower-case name) for which it is the canonical link, or None.
+      It is declared, never inherited: a subclass of :class:`Logit` that changes the inverse is
+      not canonical unless it says so.
+
+    Subclasses implement ``link`` and ``inverse`` and one of ``mu_eta`` / ``log_mu_eta``
+    (dmu/deta, or its logarithm); for the observed information of a non-canonical link they
+    may give one of ``mu_eta2`` / ``dlog_mu_eta`` (d2mu/deta2, or d log mu'/deta), which are
+    otherwise taken by a central difference of ``log_mu_eta`` (relative error ~1e-10).
+    ``log_inverse`` / ``log_inverse_c`` (log mu, log(1 - mu)) are overridden where a
+    tail-stable formula exists.
+
+    A user-defined link is one frozen dataclass, e.g.::
+
+        @dataclass(frozen=True)
+        class Robit(gc.links.Link):
+            df: float = 7.0
+            name: ClassVar[str] = "robit"
+            range: ClassVar[tuple] = (0.0, 1.0)
+            def link(self, mu): return stats.t.ppf(mu, self.df)
+            def inverse(self, eta): return stats.t.cdf(eta, self.df)
+            def mu_eta(self, eta): return stats.t.pdf(eta, self.df)
+
+    Links compare equal by type and parameters, and hash accordingly.
     """
 
-    name: str = "link"
+    name: ClassVar[str] = "link"
+    range: ClassVar[tuple[float, float]] = (-np.inf, np.inf)
+    domain: ClassVar[tuple[float, float]] = (-np.inf, np.inf)
+    canonical: ClassVar[str | None] = None
 
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "canonical" not in cls.__dict__:  # declared, never inherited
+            cls.canonical = None
+        if cls.mu_eta is Link.mu_eta and cls.log_mu_eta is Link.log_mu_eta:
+            raise TypeError(f"link {cls.__name__} must define mu_eta(eta) (dmu/deta) or "
+                            "log_mu_eta(eta)")
 
     @abstractmethod
     def link(self, mu: np.ndarray) -> np.ndarray:
@@ -58,18 +91,26 @@ class Link(ABC):
     def inverse(self, eta: np.ndarray) -> np.ndarray:
         """mu = g^-1(eta)."""
 
-    @abstractmethod
     def log_mu_eta(self, eta: np.ndarray) -> np.ndarray:
         """log(dmu/deta)."""
-
-    @abstractmethod
-    def dlog_mu_eta(self, eta: np.ndarray) -> np.ndarray:
-        """d log(dmu/deta) / deta = mu''(eta) / mu'(eta)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.mu_eta(eta))
 
     def mu_eta(self, eta: np.ndarray) -> np.ndarray:
         """dmu/deta."""
         with np.errstate(over="ignore"):  # the log link's mu' = exp(eta) may be inf
             return np.exp(self.log_mu_eta(eta))
+
+    def dlog_mu_eta(self, eta: np.ndarray) -> np.ndarray:
+        """d log(dmu/deta) / deta = mu''(eta) / mu'(eta)."""
+        eta = np.asarray(eta, dtype=float)
+        if type(self).mu_eta2 is not Link.mu_eta2:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return self.mu_eta2(eta) / self.mu_eta(eta)
+        # central difference of log mu': error ~ h^2, h = eps^(1/3) on the scale of eta
+        h = _EPS ** (1.0 / 3.0) * np.maximum(1.0, np.abs(eta))
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (self.log_mu_eta(eta + h) - self.log_mu_eta(eta - h)) / (2.0 * h)
 
     def mu_eta2(self, eta: np.ndarray) -> np.ndarray:
         """d^2 mu / deta^2, needed for the observed information of non-canonical links."""
@@ -89,14 +130,74 @@ class Link(ABC):
             return np.log1p(-self.inverse(eta))
 
     def valid_eta(self, eta: np.ndarray) -> bool:
-        """Whether every eta is in the domain of the inverse link."""
-        return bool(np.all(np.isfinite(eta)))
+        """Whether every eta is finite and in the domain of the inverse link."""
+        eta = np.asarray(eta)
+        if not np.all(np.isfinite(eta)):
+            return False
+        lo, hi = self.domain
+        if eta.size == 0 or (lo == -np.inf and hi == np.inf):  # no second pass over eta
+            return True
+        return bool(lo < eta.min() and eta.max() < hi)
 
 
+#: Links known by name, for :func:`get_link` and for tests that cover every link.
+REGISTRY: dict[str, type[Link]] = {}
+
+
+def register(cls: type[Link]) -> type[Link]:
+    """Class decorator: make a link available by name (``get_link("probit")``)."""
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def registered(within: tuple[float, float] | None = None) -> list[Link]:
+    """Every registered link with its default parameters, in registration order; with
+    ``within``, only those whose range lies inside that interval (``(0, 1)``: the binary links).
+    """
+    out = [cls() for cls in REGISTRY.values()]
+    if within is None:
+        return out
+    return [lk for lk in out if within[0] <= lk.range[0] and lk.range[1] <= within[1]]
+
+
+def check_link(link: object) -> Link:
+    """A link instance from a name, a link class without parameters, or an instance.
+
+    Raises
+    ------
+    TypeError
+        When ``link`` is none of these, or is a subclass instance that carries state outside
+        its dataclass fields (so that equality by value would ignore it).
+    ValueError
+        For an unknown link name.
+    """
+    if isinstance(link, str):
+        return get_link(link)
+    if isinstance(link, type) and issubclass(link, Link):
+        try:
+            return link()
+        except TypeError:
+            raise TypeError(f"link {link.__name__} needs parameters: pass an instance, e.g. "
+                            f"{link.__name__}(...)") from None
+    if not isinstance(link, Link):
+        raise TypeError(f"link must be a glmclass link (e.g. gc.links.Probit()) or its name "
+                        f"('probit'), got {link!r}")
+    extra = set(getattr(link, "__dict__", {})) - {f.name for f in fields(link)}
+    if extra:
+        raise TypeError(f"link {type(link).__name__} keeps state outside its fields "
+                        f"({', '.join(sorted(extra))}); declare it with "
+                        "@dataclasses.dataclass(frozen=True) so that links compare by value")
+    return link
+
+
+@register
+@dataclass(frozen=True)
 class Logit(Link):
     """Logit link, eta = log(mu / (1 - mu)); canonical for the binomial."""
 
-    name = "logit"
+    name: ClassVar[str] = "logit"
+    range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    canonical: ClassVar[str | None] = "binomial"
 
     def link(self, mu):
         return special.logit(mu)
@@ -117,10 +218,13 @@ class Logit(Link):
         return 1.0 - 2.0 * special.expit(eta)
 
 
+@register
+@dataclass(frozen=True)
 class Probit(Link):
     """Probit link, eta = Phi^-1(mu)."""
 
-    name = "probit"
+    name: ClassVar[str] = "probit"
+    range: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def link(self, mu):
         return special.ndtri(mu)
@@ -142,10 +246,13 @@ class Probit(Link):
         return -np.asarray(eta, dtype=float)
 
 
+@register
+@dataclass(frozen=True)
 class CLogLog(Link):
     """Complementary log-log link, eta = log(-log(1 - mu))."""
 
-    name = "cloglog"
+    name: ClassVar[str] = "cloglog"
+    range: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def link(self, mu):
         with np.errstate(divide="ignore"):  # mu = 0 or 1 map to -inf / inf, as special.logit
@@ -174,10 +281,13 @@ class CLogLog(Link):
             return 1.0 - np.exp(eta)
 
 
+@register
+@dataclass(frozen=True)
 class LogLog(Link):
     """Log-log link, eta = -log(-log(mu)); the mirror image of cloglog."""
 
-    name = "loglog"
+    name: ClassVar[str] = "loglog"
+    range: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def link(self, mu):
         with np.errstate(divide="ignore"):
@@ -207,10 +317,13 @@ class LogLog(Link):
             return np.exp(-np.asarray(eta, dtype=float)) - 1.0
 
 
+@register
+@dataclass(frozen=True)
 class Cauchit(Link):
     """Cauchit link, eta = tan(pi (mu - 1/2)), the Cauchy quantile function."""
 
-    name = "cauchit"
+    name: ClassVar[str] = "cauchit"
+    range: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def link(self, mu):
         mu = np.asarray(mu, dtype=float)
@@ -240,10 +353,14 @@ class Cauchit(Link):
         return -2.0 * eta / (1.0 + eta * eta)
 
 
+@register
+@dataclass(frozen=True)
 class Log(Link):
     """Log link, eta = log(mu); canonical for the Poisson."""
 
-    name = "log"
+    name: ClassVar[str] = "log"
+    range: ClassVar[tuple[float, float]] = (0.0, np.inf)
+    canonical: ClassVar[str | None] = "poisson"
 
     def link(self, mu):
         with np.errstate(divide="ignore"):
@@ -268,10 +385,13 @@ class Log(Link):
         return np.ones_like(np.asarray(eta, dtype=float))
 
 
+@register
+@dataclass(frozen=True)
 class Identity(Link):
     """Identity link, eta = mu; canonical for the Gaussian."""
 
-    name = "identity"
+    name: ClassVar[str] = "identity"
+    canonical: ClassVar[str | None] = "gaussian"
 
     def link(self, mu):
         return np.asarray(mu, dtype=float)
@@ -286,16 +406,13 @@ class Identity(Link):
         return np.zeros_like(np.asarray(eta, dtype=float))
 
 
-_BY_NAME = {c.name: c for c in (Logit, Probit, CLogLog, LogLog, Cauchit, Log, Identity)}
-
-
 def get_link(name: str | Link) -> Link:
     """Return a link instance from its name (``"logit"``, ``"probit"``, ...) or pass one through."""
     if isinstance(name, Link):
         return name
     try:
-        return _BY_NAME[str(name).lower()]()
+        return REGISTRY[str(name).lower()]()
     except KeyError:
         raise ValueError(
-            f"unknown link {name!r}; choose one of {', '.join(sorted(_BY_NAME))}"
+            f"unknown link {name!r}; choose one of {', '.join(sorted(REGISTRY))}"
         ) from None

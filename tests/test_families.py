@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -10,7 +13,7 @@ import glmclass as gc
 from glmclass import families as F
 from glmclass import links as L
 
-BINOMIAL_LINKS = [L.Logit(), L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()]
+BINOMIAL_LINKS = L.registered(within=(0, 1))
 RNG = np.random.default_rng(20261121)
 
 
@@ -54,15 +57,86 @@ def test_default_link_is_canonical(fam, link):
     assert not fam(link=L.Log() if link is not L.Log else L.Identity()).is_canonical
 
 
-def test_binomial_accepts_every_link():
-    for lk in (L.Logit, L.Probit, L.CLogLog, L.LogLog, L.Cauchit, L.Log, L.Identity):
-        assert isinstance(F.Binomial(link=lk()).link, lk)
+def test_binomial_accepts_every_registered_link():
+    for lk in L.registered():
+        assert F.Binomial(link=lk).link == lk
 
 
-@pytest.mark.parametrize("fam, link", [(F.Poisson, L.Logit), (F.Gaussian, L.Probit)])
-def test_disallowed_link_names_link_and_family(fam, link):
-    with pytest.raises(ValueError, match=rf"{link.__name__}\(\).*{fam.name}.*use one of"):
-        fam(link=link())
+@dataclass(frozen=True)
+class _Tanh(L.Link):
+    """A link onto (-1, 1)."""
+
+    name: ClassVar[str] = "tanh"
+    range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
+
+    def link(self, mu):
+        return np.arctanh(mu)
+
+    def inverse(self, eta):
+        return np.tanh(eta)
+
+    def mu_eta(self, eta):
+        return 1.0 - np.tanh(eta) ** 2
+
+
+def test_link_whose_range_does_not_fit_names_link_and_family():
+    with pytest.raises(ValueError, match=r"_Tanh\(\).*Poisson.*\(-1, 1\).*use one of"):
+        F.Poisson(link=_Tanh())  # means in (-1, 1) against counts' (0, inf): not nested
+    assert F.Gaussian(link=_Tanh()).link == _Tanh()  # (-1, 1) lies inside the real line
+    assert F.Binomial(link=_Tanh()).link == _Tanh()  # wider than (0, 1): domain-checked
+
+
+def test_links_with_nested_ranges_are_accepted_as_in_r():
+    # R's families accept any link-glm object; a narrower range (means capped at 1) or a wider
+    # one (checked at every IRLS step) is nested with the mean space
+    assert F.Poisson(link=L.Logit()).link == L.Logit()
+    assert F.Gaussian(link=L.Probit()).link == L.Probit()
+    assert F.Binomial(link=L.Identity()).link_stays_inside is False
+    assert F.Binomial(link=L.Probit()).link_stays_inside is True
+
+
+def test_links_by_name_or_class():
+    assert F.Binomial(link="probit") == F.Binomial(link=L.Probit())
+    assert F.Binomial(link="CLogLog").link == L.CLogLog()
+    assert F.Binomial(link=L.Cauchit).link == L.Cauchit()
+    with pytest.raises(ValueError, match="unknown link 'logistic'"):
+        F.Binomial(link="logistic")
+    with pytest.raises(TypeError, match="glmclass link"):
+        F.Binomial(link=3)
+
+
+def test_canonical_is_declared_not_inherited():
+    @dataclass(frozen=True)
+    class Shifted(L.Logit):
+        shift: float = 1.0
+
+        def inverse(self, eta):
+            return super().inverse(eta - self.shift)
+
+    assert L.Logit().canonical == "binomial" and Shifted().canonical is None
+    assert not F.Binomial(link=Shifted()).is_canonical
+    assert Shifted(1.0) == Shifted(1.0) != Shifted(2.0)
+    assert hash(Shifted(1.0)) == hash(Shifted(1.0))
+    assert Shifted(0.0) != L.Logit()
+
+
+def test_link_with_state_outside_its_fields_is_refused():
+    class Stateful(L.Logit):  # not a dataclass: eps would be ignored by equality
+        def __init__(self, eps):
+            object.__setattr__(self, "eps", eps)
+
+    with pytest.raises(TypeError, match="eps.*dataclass"):
+        F.Binomial(link=Stateful(0.1))
+
+
+def test_link_without_a_derivative_is_refused_at_definition():
+    with pytest.raises(TypeError, match="mu_eta"):
+        class NoDerivative(L.Link):
+            def link(self, mu):
+                return mu
+
+            def inverse(self, eta):
+                return eta
 
 
 def test_family_is_immutable_and_has_repr():

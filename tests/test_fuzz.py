@@ -29,7 +29,7 @@ import glmclass as gc
 import glmclass.formula.api as gcf
 from glmclass import links as L
 
-LINKS = [L.Logit(), L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()]
+LINKS = L.registered(within=(0, 1))
 
 
 # --- strategies ----------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import glmclass as gc
 from glmclass import links as L
 
-BINARY = [L.Logit(), L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()]
-ALL = BINARY + [L.Log(), L.Identity()]
+BINARY = L.registered(within=(0, 1))
+ALL = L.registered()
 ETA = np.linspace(-6.0, 6.0, 97)
 
 

@@ -23,7 +23,7 @@ from glmclass import links as L
 from glmclass.models import glm as glm_module
 
 DATA = Path(__file__).resolve().parent / "reference" / "data"
-BINARY_LINKS = [L.Logit(), L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()]
+BINARY_LINKS = L.registered(within=(0, 1))
 LINK_IDS = [lk.name for lk in BINARY_LINKS]
 
 

@@ -25,7 +25,7 @@ DF = pd.DataFrame({
 _eta = -0.4 + 0.9 * DF.x1 - 0.7 * DF.x2 + (DF.g == "b") * 0.5
 DF["y"] = (RNG.uniform(size=N) < 1 / (1 + np.exp(-_eta))).astype(int)
 FORMULA = "y ~ x1 + x2 + C(g)"
-NON_CANONICAL = [L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()]
+NON_CANONICAL = [lk for lk in L.registered(within=(0, 1)) if lk.canonical is None]
 
 
 def glm(link=None, data=DF, formula=FORMULA, **kw):

@@ -141,7 +141,7 @@ def test_step_halving_after_a_step_out_of_the_domain():
 
 
 def test_newton_agrees_with_irls():
-    for link in (L.Probit(), L.CLogLog(), L.LogLog(), L.Cauchit()):
+    for link in [lk for lk in L.registered(within=(0, 1)) if lk.canonical is None]:
         fam = F.Binomial(link=link)
         a = fit(family=fam, tol=1e-14)
         b = fit(family=fam, hessian="observed", tol=1e-14)
