@@ -127,7 +127,8 @@ def covariance(
     and hat value ``h_i/f`` each. Hence ``c_i`` above is taken per replicate:
     ``c_i = 1/f`` (HC0, HC1), ``1/(f - h_i)`` (HC2), ``f/(f - h_i)^2`` (HC3), while the
     cluster sums ``S_g`` (replicates share their row's cluster) are plain sums of the scores.
-    Rows with ``f = 0`` contribute nothing. statsmodels agrees for HC0 and cluster except
+    Rows with ``f = 0`` contribute nothing (their scores, which include f, are zero), and a
+    cluster with no other rows is not counted in G. statsmodels agrees for HC0 and cluster except
     that its n is the row count; pass ``nobs=len(rows)`` to reproduce it.
     """
     if cov_type not in COV_TYPES:
@@ -148,7 +149,8 @@ def covariance(
     rows = max(1, min(rows or block_rows(k), max(n_rows, 1)))
     if cov_type == "cluster":
         labels = _check_groups(groups, n_rows)
-        meat = _clustered_meat(scores, labels, use_correction, rows)
+        present = None if f is None else f > 0
+        meat = _clustered_meat(scores, labels, use_correction, rows, present)
         if use_correction:
             meat *= (n - 1.0) / _residual_df(n, k, cov_type)
     else:
@@ -291,7 +293,7 @@ def _hc_weights(cov_type: str, hat: np.ndarray | None, f: np.ndarray | None,
             f"(rows {bad[:10].tolist()}{' ...' if bad.size > 10 else ''}): the fit passes "
             f"through them exactly, typically a column that only they use; use HC0 or HC1, "
             f"or drop those rows and columns")
-    d = f - h
+    d = np.where(f > 0, f - h, 1.0)
     c = 1.0 / d if cov_type == "HC2" else f / d**2
     return np.where(f > 0, c, 0.0)
 
@@ -330,9 +332,13 @@ def _factorize(labels: np.ndarray) -> tuple[np.ndarray, int]:
 # --- computation ----------------------------------------------------------------------------
 
 
-def _clustered_meat(scores: np.ndarray, labels: np.ndarray, cadjust: bool,
-                    rows: int) -> np.ndarray:
-    """sum over clusterings of sign * G/(G-1) * sum_g S_g S_g' (one- or two-way)."""
+def _clustered_meat(scores: np.ndarray, labels: np.ndarray, cadjust: bool, rows: int,
+                    present: np.ndarray | None) -> np.ndarray:
+    """sum over clusterings of sign * G/(G-1) * sum_g S_g S_g' (one- or two-way).
+
+    ``present`` marks the rows with a positive frequency weight: G counts the clusters that
+    have one (a row with weight 0 has zero scores and stands for no observation).
+    """
     if labels.ndim == 1:
         codes, n_groups = _factorize(labels)
         terms = [(1.0, codes, n_groups)]
@@ -342,6 +348,8 @@ def _clustered_meat(scores: np.ndarray, labels: np.ndarray, cadjust: bool,
         terms = [(1.0, c1, g1), (1.0, c2, g2), (-1.0, c12, g12)]
     meat = np.zeros((scores.shape[1], scores.shape[1]))
     for sign, codes, n_groups in terms:
+        if present is not None:
+            n_groups = int(np.count_nonzero(np.bincount(codes[present], minlength=n_groups)))
         if n_groups < 2:
             raise ValueError(f"covariance: cov_type='cluster' needs at least 2 clusters"
                              f"{' in each column of groups' if labels.ndim == 2 else ''}, "
