@@ -3,7 +3,7 @@
 ## Run from the repository root:   Rscript tests/reference/generate.R
 ## Needs: r-base-core, MASS, nnet, arm (Debian: r-cran-mass r-cran-nnet r-cran-arm).
 ## Reads  tests/reference/data/*.csv   and writes   tests/reference/{glm,multinom,
-## discrim,bayesglm}.json.  Deterministic: no random numbers are drawn.
+## discrim,bayesglm,custom_link}.json.  Deterministic: no random numbers are drawn.
 ##
 ## Numbers are written with the shortest of 15/16/17 significant digits that reads back
 ## as the identical double, NA/NaN as null.  Schema: see README.md.
@@ -212,8 +212,9 @@ mu_eta2 <- function(link, eta) {
     stop("no mu_eta2 for link ", link))
 }
 
-## observed information X' diag(w_obs) X / dispersion at the fit (non-aliased columns)
-observed_information <- function(fit) {
+## observed information X' diag(w_obs) X / dispersion at the fit (non-aliased columns);
+## `d2` is d^2 mu / d eta^2 as a function of eta (default: by link name, see mu_eta2)
+observed_information <- function(fit, d2 = function(eta) mu_eta2(fit$family$link, eta)) {
   fam <- fit$family
   X <- model.matrix(fit)[, !is.na(coef(fit)), drop = FALSE]
   eta <- fit$linear.predictors
@@ -225,7 +226,7 @@ observed_information <- function(fit) {
   dV <- switch(fam$family, binomial = 1 - 2 * mu, poisson = rep(1, length(mu)),
                gaussian = rep(0, length(mu)), stop("family"))
   ## d/deta [ (y - mu) mu.eta / V ] = -mu.eta^2/V + (y - mu) (mu_eta2/V - mu.eta^2 V'/V^2)
-  wobs <- pw * (me^2 / V - (y - mu) * (mu_eta2(fam$link, eta) / V - me^2 * dV / V^2))
+  wobs <- pw * (me^2 / V - (y - mu) * (d2(eta) / V - me^2 * dV / V^2))
   crossprod(X, X * wobs)
 }
 
@@ -254,6 +255,36 @@ numeric_jacobian <- function(f, b, X) {
   J
 }
 
+## glm's test |dev - dev_old| / (|dev| + 0.1) < epsilon stops Fisher scoring while the
+## coefficients can still be ~1e-7 from the MLE (the deviance is flat there, and scoring
+## converges only linearly for non-canonical links); the stored qr (hence the SEs) also
+## belongs to the previous iterate.  So restart glm from its own estimate (one more
+## scoring step per call) until the coefficients stop moving: every stored quantity
+## then comes from an R glm object at the MLE to machine precision.
+## `cl` is the (unevaluated) glm call that produced `fit`, evaluated again in `env`.
+glm_polish <- function(cl, fit, name, env = parent.frame()) {
+  iter_initial <- fit$iter
+  score_initial <- max(abs(glm_score_fun(fit)(coef(fit)[!is.na(coef(fit))])))
+  restarts <- 0L
+  repeat {
+    st <- coef(fit)
+    st[is.na(st)] <- 0
+    cl$start <- st
+    fit <- withCallingHandlers(eval(cl, env), warning = function(w) invokeRestart("muffleWarning"))
+    restarts <- restarts + 1L
+    if (!fit$converged) stop("glm restart of ", name, " did not converge")
+    change <- max(abs(coef(fit) - st), na.rm = TRUE)
+    if (change <= 8 * .Machine$double.eps * max(abs(st)) || restarts >= 200L) break
+  }
+  if (restarts >= 200L) stop("glm case ", name, " did not settle after restarts")
+  ## one final restart so that the qr/weights are evaluated at the settled estimate
+  st <- coef(fit); st[is.na(st)] <- 0; cl$start <- st
+  fit <- withCallingHandlers(eval(cl, env), warning = function(w) invokeRestart("muffleWarning"))
+  score_final <- max(abs(glm_score_fun(fit)(coef(fit)[!is.na(coef(fit))])))
+  list(fit = fit, iter_initial = iter_initial, restarts = restarts,
+       score_initial = score_initial, score_final = score_final)
+}
+
 glm_case <- function(name, data, formula, family, link, weights = NULL, offset = NULL,
                      patsy_formula, patsy_wrap = list(), derived = NULL, note = NULL,
                      make_family = NULL, epsilon = 1e-14) {
@@ -270,30 +301,12 @@ glm_case <- function(name, data, formula, family, link, weights = NULL, offset =
     warns <<- c(warns, conditionMessage(w)); invokeRestart("muffleWarning")
   })
   if (!fit$converged) stop("glm case ", name, " did not converge")
-  ## glm's test |dev - dev_old| / (|dev| + 0.1) < epsilon stops Fisher scoring while the
-  ## coefficients can still be ~1e-7 from the MLE (the deviance is flat there, and scoring
-  ## converges only linearly for non-canonical links); the stored qr (hence the SEs) also
-  ## belongs to the previous iterate.  So restart glm from its own estimate (one more
-  ## scoring step per call) until the coefficients stop moving: every stored quantity
-  ## then comes from an R glm object at the MLE to machine precision.
-  iter_initial <- fit$iter
-  score_initial <- max(abs(glm_score_fun(fit)(coef(fit)[!is.na(coef(fit))])))
-  restarts <- 0L
-  repeat {
-    st <- coef(fit)
-    st[is.na(st)] <- 0
-    cl$start <- st
-    fit <- withCallingHandlers(eval(cl), warning = function(w) invokeRestart("muffleWarning"))
-    restarts <- restarts + 1L
-    if (!fit$converged) stop("glm restart of ", name, " did not converge")
-    change <- max(abs(coef(fit) - st), na.rm = TRUE)
-    if (change <= 8 * .Machine$double.eps * max(abs(st)) || restarts >= 200L) break
-  }
-  if (restarts >= 200L) stop("glm case ", name, " did not settle after restarts")
-  ## one final restart so that the qr/weights are evaluated at the settled estimate
-  st <- coef(fit); st[is.na(st)] <- 0; cl$start <- st
-  fit <- withCallingHandlers(eval(cl), warning = function(w) invokeRestart("muffleWarning"))
-  score_final <- max(abs(glm_score_fun(fit)(coef(fit)[!is.na(coef(fit))])))
+  pol <- glm_polish(cl, fit, name)
+  fit <- pol$fit
+  iter_initial <- pol$iter_initial
+  restarts <- pol$restarts
+  score_initial <- pol$score_initial
+  score_final <- pol$score_final
   cat(sprintf("  %-28s iter %2d, +%3d restarts, max|score| %.1e -> %.1e\n", name,
               iter_initial, restarts, score_initial, score_final))
   s <- summary(fit)
@@ -750,3 +763,319 @@ write_json(list(meta = meta,
                                 birthwt = factor_levels(DATA$birthwt),
                                 endometrial = factor_levels(DATA$endometrial)),
                 cases = bc), "bayesglm.json")
+
+## ---------------------------------------------------------------------------------------
+## custom_link.json: binomial glm with a user-defined "link-glm" object, the robust
+## ("mislabelling") logit   mu = eps + (1 - 2 eps) plogis(eta),  eps fixed and known.
+## Fitted by stats::glm itself (Fisher scoring with this link), polished with glm_polish.
+## ---------------------------------------------------------------------------------------
+robust_logit_link <- function(eps) {
+  stopifnot(is.numeric(eps), length(eps) == 1L, eps > 0, eps < 0.5)
+  force(eps)
+  structure(list(
+    linkfun = function(mu) qlogis((mu - eps) / (1 - 2 * eps)),
+    linkinv = function(eta) eps + (1 - 2 * eps) * plogis(eta),
+    mu.eta = function(eta) (1 - 2 * eps) * dlogis(eta),
+    valideta = function(eta) TRUE,
+    name = paste0("robust_logit(", eps, ")")
+  ), class = "link-glm")
+}
+## d^2 mu / d eta^2 for the robust logit (for the observed information)
+robust_mu_eta2 <- function(eps) function(eta) {
+  p <- plogis(eta); (1 - 2 * eps) * p * (1 - p) * (1 - 2 * p)
+}
+## d loglik / d eps at fixed coefficients (= the derivative of the profile log-likelihood
+## in eps at the MLE, by the envelope theorem): sum w (y - mu) / (mu (1 - mu)) (1 - 2 p)
+robust_eps_score <- function(fit) {
+  p <- plogis(fit$linear.predictors); mu <- fit$fitted.values
+  sum(fit$prior.weights * (fit$y - mu) / (mu * (1 - mu)) * (1 - 2 * p))
+}
+
+CL_EPSILON <- 1e-14
+CL_MAXIT <- 100L
+CL_MUSTART <- "eps + (1 - 2 eps) (w y + 0.5) / (w + 1)"
+
+## Fit one robust-logit glm at the exact MLE.  glm's default binomial start
+## (w y + 0.5)/(w + 1) can lie outside (eps, 1 - eps) (menarche: 0.5/377), where linkfun
+## is NaN, so every fit starts from mustart = eps + (1 - 2 eps) * that default.
+robust_fit <- function(name, data, formula, eps, weights = NULL, offset = NULL,
+                       quiet = FALSE) {
+  d <- DATA[[data]]
+  cl <- substitute(
+    glm(F, family = FAM, data = d, weights = W, offset = O,
+        control = glm.control(epsilon = EPS, maxit = MAXIT)),
+    list(F = as.formula(formula), FAM = binomial(link = robust_logit_link(eps)),
+         EPS = CL_EPSILON, MAXIT = CL_MAXIT,
+         W = if (is.null(weights)) NULL else as.name(weights),
+         O = if (is.null(offset)) NULL else str2lang(offset)))
+  mfcl <- cl
+  mfcl$method <- "model.frame"
+  mf0 <- eval(mfcl)
+  y0 <- model.response(mf0)
+  w0 <- model.weights(mf0)
+  if (is.null(w0)) w0 <- rep(1, length(y0))
+  cl$mustart <- eps + (1 - 2 * eps) * (w0 * y0 + 0.5) / (w0 + 1)
+  warns <- character(0)
+  fit <- withCallingHandlers(eval(cl), warning = function(w) {
+    warns <<- c(warns, conditionMessage(w)); invokeRestart("muffleWarning")
+  })
+  if (!fit$converged) stop("custom-link case ", name, " did not converge")
+  pol <- glm_polish(cl, fit, name)
+  if (!quiet)
+    cat(sprintf("  %-34s iter %2d, +%3d restarts, max|score| %.1e -> %.1e\n", name,
+                pol$iter_initial, pol$restarts, pol$score_initial, pol$score_final))
+  if (anyNA(coef(pol$fit))) stop("custom-link case ", name, " is rank deficient")
+  c(pol, list(warnings = warns, data = d))
+}
+
+custom_link_case <- function(name, data, formula, eps, patsy_formula, weights = NULL,
+                             offset = NULL, note = NULL) {
+  r <- robust_fit(name, data, formula, eps, weights, offset)
+  fit <- r$fit
+  d <- r$data
+  stopifnot(identical(fit$family$link, paste0("robust_logit(", eps, ")")))
+  s <- summary(fit)
+  cf <- coef(fit)
+  cm <- s$coefficients
+  stopifnot(identical(rownames(cm), names(cf)), s$dispersion == 1)
+  V <- vcov(fit)
+  stopifnot(identical(V, s$cov.scaled), max(abs(V - s$cov.unscaled)) == 0)
+  mf <- model.frame(fit)
+  mm <- model.matrix(fit)
+
+  ## observed information (differs from the expected one: the link is not canonical),
+  ## checked against a numeric Jacobian of the analytic score
+  Iobs <- observed_information(fit, d2 = robust_mu_eta2(eps))
+  H <- numeric_jacobian(glm_score_fun(fit), cf, mm)
+  relerr <- max(abs(-H - Iobs)) / max(abs(Iobs))
+  cat(sprintf("  %-34s observed-information check: rel. err %.1e\n", name, relerr))
+  if (relerr > 1e-7) stop("observed information check failed in ", name, ": ", relerr)
+
+  ## independent intercept-only fit with the same link, weights and offset: R's
+  ## null.deviance must be its deviance.  (Without an offset R evaluates the null
+  ## deviance at the weighted mean of y, which is that model's MLE here because the mean
+  ## lies inside (eps, 1 - eps); with an offset glm() refits the intercept-only model.)
+  null_formula <- paste(deparse(as.formula(formula)[[2]]), "~ 1")
+  r0 <- robust_fit(paste0(name, " (null)"), data, null_formula, eps, weights, offset,
+                   quiet = TRUE)
+  null_rel <- abs(r0$fit$deviance - fit$null.deviance) / fit$null.deviance
+  cat(sprintf("  %-34s null deviance vs intercept-only fit: rel. diff %.1e\n", name, null_rel))
+  if (null_rel > 1e-12) stop("null deviance check failed in ", name, ": ", null_rel)
+
+  ll <- logLik(fit)
+  res <- list(
+    name = name,
+    dataset = data,
+    formula = formula,
+    patsy_formula = patsy_formula,
+    family = "binomial",
+    link = fit$family$link,
+    eps = eps,
+    weights = weights,
+    offset = offset,
+    note = note,
+    control_epsilon = CL_EPSILON,
+    control_maxit = CL_MAXIT,
+    nobs = nobs(fit),
+    n_rows = nrow(mf),
+    coef_names = I(names(cf)),
+    patsy_coef_names = I(patsy_names(mm, mf)),
+    coef = vec(cf),
+    se_expected = vec(cm[, 2]),
+    se_observed = vec(sqrt(diag(solve(Iobs)))),
+    z = vec(cm[, 3]),
+    pvalues = vec(cm[, 4]),
+    cov_names = I(rownames(V)),
+    vcov = mat(V),
+    deviance = fit$deviance,
+    null_deviance = fit$null.deviance,
+    null_intercept = unname(coef(r0$fit)),
+    df_residual = fit$df.residual,
+    df_null = fit$df.null,
+    rank = fit$rank,
+    aic = fit$aic,
+    loglik = as.numeric(ll),
+    loglik_df = attr(ll, "df"),
+    bic = BIC(fit),
+    iter = r$iter_initial,
+    polish_restarts = r$restarts,
+    score_max_abs_initial = r$score_initial,
+    score_max_abs = r$score_final,
+    converged = fit$converged,
+    fitted = vec(fitted(fit)),
+    linear_predictors = vec(fit$linear.predictors),
+    eps_score = robust_eps_score(fit),
+    warnings = I(r$warnings)
+  )
+  res[!vapply(res, is.null, TRUE)]
+}
+
+bw_rhs_full <- "age + lwt + race + smoke + ptl + ht + ui"
+clc <- list()
+## The likelihood is bounded and its supremum can sit at infinity (see the profile
+## below).  For every case here that is not so: no hyperplane limit beats the fit (the
+## minimum number of misclassified rows is 38 for birthwt and 4 for spector, found with a
+## MIP offline), and 250+ BFGS starts found no larger log-likelihood.
+for (eps in c(0.05, 0.1))
+  clc[[length(clc) + 1]] <- custom_link_case(
+    paste0("birthwt_robust_logit_eps", eps), "birthwt", paste("low ~", bw_rhs_full), eps,
+    patsy_formula = paste("low ~", bw_rhs_full),
+    note = paste("the global MLE as far as checked: the best hyperplane limit (38 of 189",
+                 "rows misclassified) has deviance 243.17 at eps = 0.05 and 206.82 at",
+                 "eps = 0.1. It wins from eps = 0.1085 on (profiles[0].limit), so there",
+                 "glm's fit is a local maximum only"))
+clc[[length(clc) + 1]] <- custom_link_case(
+  "spector_robust_logit_eps0.05", "spector", "GRADE ~ GPA + TUCE + PSI", 0.05,
+  patsy_formula = "GRADE ~ GPA + TUCE + PSI",
+  note = paste("the global MLE as far as checked, but narrowly: the best hyperplane",
+               "limit (4 of 32 rows misclassified) has deviance",
+               "-2 (28 log 0.95 + 4 log 0.05) = 26.838 vs 26.232 here. It wins from",
+               "eps ~ 0.0561 on, where the MLE no longer exists"))
+clc[[length(clc) + 1]] <- custom_link_case(
+  "menarche_robust_logit_eps0.05", "menarche", "Menarche/Total ~ Age", 0.05,
+  weights = "Total", patsy_formula = "I(Menarche / Total) ~ Age",
+  note = paste("binomial proportions y = Menarche/Total with prior weights = Total",
+               "(trials); loglik/aic include log choose(Total, Menarche).",
+               "The first rows have y = 0 and the last y = 1, outside (eps, 1 - eps):",
+               "glm's default mustart is then invalid for this link, see meta.mustart"))
+clc[[length(clc) + 1]] <- custom_link_case(
+  "birthwt_robust_logit_offset_eps0.05", "birthwt", "low ~ age + race + smoke + ptl + ht + ui",
+  0.05, offset = "-0.015 * lwt",
+  patsy_formula = "low ~ age + race + smoke + ptl + ht + ui",
+  note = paste("offset = -0.015 * lwt (lwt's effect fixed; Python: offset = -0.015 *",
+               "df['lwt']). linear_predictors include the offset. glm() gets the null",
+               "deviance by refitting the intercept-only model with this offset and link"))
+
+## Profile over eps (birthwt, full model), eps held fixed in every fit.
+##
+## The mislabelling likelihood is bounded (every term lies between log(eps) and
+## log(1 - eps)), and its supremum over the coefficients need not be attained: along
+## b = t * d, t -> Inf, for a direction d with no row on the hyperplane x'd = 0, every
+## fitted value tends to eps or 1 - eps, and the deviance tends to
+##   D_lim(eps) = -2 [(n - k) log(1 - eps) + k log(eps)],   k = rows with y on the wrong side.
+## For birthwt the smallest such k is 38: PROFILE_DIR below was found offline with a
+## mixed-integer program (scipy.optimize.milp / HiGHS, standardized columns, margin 1,
+## |coef| <= 100: proven optimal, k = 38) and is only verified here.  Wherever
+## D_lim(eps) < the deviance of glm's fit, that fit is a local maximum only and the MLE
+## does not exist (this happens from eps ~ 0.11 on).  Beyond eps ~ 0.178 glm finds no
+## finite stationary point at all (the coefficients diverge).  On the branch glm does
+## find, the log-likelihood decreases in eps, so optimize() ends at the lower end of its
+## interval: there is no interior argmax for these data.
+PROFILE_DIR <- c(`(Intercept)` = 1, age = -0.004013, lwt = -0.009631, raceother = -0.4101,
+                 racewhite = -0.5619, smoke = 0.5932, ptl = 0.5618, ht = 0.7817,
+                 ui = -0.1275)
+profile_eps <- local({
+  formula <- paste("low ~", bw_rhs_full)
+  X <- model.matrix(as.formula(formula), DATA$birthwt)
+  y <- DATA$birthwt$low
+  n <- length(y)
+  stopifnot(identical(colnames(X), names(PROFILE_DIR)), nrow(X) == n)
+  side <- drop(X %*% PROFILE_DIR)
+  k <- sum((2 * y - 1) * side < 0)
+  stopifnot(all(side != 0), k == 38L)
+  d_lim <- function(eps) -2 * ((n - k) * log1p(-eps) + k * log(eps))
+
+  ## NULL when glm does not converge (robust_fit stops) or errors
+  at <- function(eps) tryCatch(
+    robust_fit(sprintf("profile eps=%.17g", eps), "birthwt", formula, eps, quiet = TRUE)$fit,
+    error = function(e) NULL)
+  grid <- c(0.005, (1:20) / 100)
+  fits <- lapply(grid, at)
+  ok <- !vapply(fits, is.null, TRUE)
+  getv <- function(f) vapply(fits, function(z) if (is.null(z)) NA_real_ else f(z), 0)
+  dev <- getv(deviance)
+  ll <- getv(function(z) as.numeric(logLik(z)))
+  sc <- getv(robust_eps_score)
+  cat(sprintf("  profile grid: glm converged for eps <= %g, not for %s\n", max(grid[ok]),
+              paste(grid[!ok], collapse = ", ")))
+  stopifnot(all(ok[grid <= 0.17]), !any(ok[grid >= 0.18]), all(sc[ok] < 0))
+
+  ## the analytic profile score, checked by central differences of the profile loglik
+  h <- 1e-5
+  fd <- (as.numeric(logLik(at(0.05 + h))) - as.numeric(logLik(at(0.05 - h)))) / (2 * h)
+  an <- sc[grid == 0.05]
+  cat(sprintf("  profile: d loglik/d eps at 0.05: analytic %.10g, numeric %.10g\n", an, fd))
+  stopifnot(abs(an - fd) < 1e-6 * max(1, abs(an)))
+
+  ## where glm's fit stops being the MLE: D_lim(eps) = deviance(glm fit at eps)
+  cross <- uniroot(function(e) d_lim(e) - deviance(at(e)), c(0.1, 0.12), tol = 1e-12)
+  cat(sprintf("  profile: D_lim(eps) = deviance at eps = %.10g\n", cross$root))
+
+  interval <- c(1e-4, 0.3)
+  opt <- optimize(function(e) { f <- at(e); if (is.null(f)) -1e300 else as.numeric(logLik(f)) },
+                  interval, maximum = TRUE, tol = 1e-10)
+  fhat <- at(opt$maximum)
+  logit <- glm(as.formula(formula), family = binomial, data = DATA$birthwt,
+               control = glm.control(epsilon = CL_EPSILON, maxit = CL_MAXIT))
+  cat(sprintf("  profile: optimize -> eps %.12g, loglik %.15g (plain logit %.15g)\n",
+              opt$maximum, opt$objective, as.numeric(logLik(logit))))
+  stopifnot(opt$maximum - interval[1] < 1e-6, opt$objective > max(ll, na.rm = TRUE),
+            opt$objective < as.numeric(logLik(logit)), robust_eps_score(fhat) < 0)
+  list(
+    name = "birthwt_robust_logit_profile_eps",
+    dataset = "birthwt",
+    formula = formula,
+    patsy_formula = formula,
+    family = "binomial",
+    note = paste("eps is held fixed in every fit (loglik_df counts the coefficients only).",
+                 "deviance/loglik are those of R's glm fit (null where glm does not",
+                 "converge: eps >= 0.18, the coefficients diverge). local_only = true:",
+                 "the limit along limit.direction has a smaller deviance, so that fit is a",
+                 "local maximum and the MLE does not exist. The loglik of glm's fits",
+                 "decreases in eps (eps_score < 0), so optimize ends at the lower end of",
+                 "its interval; it tends to the plain logit fit as eps -> 0"),
+    grid = list(
+      eps = vec(grid),
+      glm_converged = vec(ok),
+      deviance = vec(dev),
+      loglik = vec(ll),
+      eps_score = vec(sc),
+      limit_deviance = vec(d_lim(grid)),
+      local_only = vec(ok & d_lim(grid) < dev)
+    ),
+    argmax = list(
+      method = paste("optimize(loglik of glm's fit, interval, maximum = TRUE, tol = 1e-10);",
+                     "-1e300 where glm does not converge"),
+      interval = vec(interval),
+      tol = 1e-10,
+      eps = opt$maximum,
+      at_lower_bound = TRUE,
+      loglik = as.numeric(logLik(fhat)),
+      deviance = deviance(fhat),
+      eps_score = robust_eps_score(fhat),
+      coef_names = I(names(coef(fhat))),
+      coef = vec(coef(fhat))
+    ),
+    logit_eps0 = list(deviance = deviance(logit), loglik = as.numeric(logLik(logit)),
+                      coef = vec(coef(logit))),
+    limit = list(
+      direction_names = I(names(PROFILE_DIR)),
+      direction = vec(PROFILE_DIR),
+      n = n,
+      k_misclassified = k,
+      source = paste("found with scipy.optimize.milp (HiGHS): minimum number of rows",
+                     "strictly on the wrong side of a hyperplane, standardized columns,",
+                     "margin 1, |coef| <= 100, proven optimal (38); verified in generate.R"),
+      deviance_formula = "-2 * ((n - k) * log(1 - eps) + k * log(eps))",
+      crossover_eps = cross$root,
+      sup_eps = k / n,
+      sup_deviance = d_lim(k / n)
+    )
+  )
+})
+
+write_json(list(meta = c(meta, list(
+                  link = paste("robust_logit(eps): mu = eps + (1 - 2 eps) plogis(eta);",
+                               "linkfun(mu) = qlogis((mu - eps) / (1 - 2 eps));",
+                               "mu.eta(eta) = (1 - 2 eps) dlogis(eta); valideta always TRUE;",
+                               "variance mu (1 - mu) (binomial); eps fixed, not estimated"),
+                  glm_control = paste0("glm.control(epsilon = ", CL_EPSILON, ", maxit = ",
+                                       CL_MAXIT, "), then glm(start = coef(fit)) restarts",
+                                       " until the coefficients stop moving, then once more:",
+                                       " every stored value is at the exact MLE (see README)"),
+                  mustart = CL_MUSTART)),
+                datasets = list(spector = factor_levels(DATA$spector),
+                                birthwt = factor_levels(DATA$birthwt),
+                                menarche = factor_levels(DATA$menarche)),
+                cases = clc,
+                profiles = list(profile_eps)), "custom_link.json")
