@@ -184,7 +184,7 @@ class MNLogit:
         if not tol > 0:
             raise ValueError(f"tol must be positive, got {tol!r}")
         control = NewtonControl(maxiter=int(maxiter), tol=float(tol))
-        aliased = aliased_columns(weighted_gram(self.exog, self.freq_weights))
+        aliased = aliased_columns(weighted_gram(ArrayBlocks(self.exog, weights=self.freq_weights)))
         keep = ~aliased
         X = self.exog if keep.all() else np.ascontiguousarray(self.exog[:, keep])
         fit = newton(self._objective(X), self._start(X), control)
