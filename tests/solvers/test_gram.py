@@ -84,3 +84,12 @@ def test_weighted_gram_does_not_modify_inputs():
     np.testing.assert_array_equal(x, X)
     np.testing.assert_array_equal(w, W_SIGNED)
 
+
+@pytest.mark.parametrize("rows", [1, 64, 65, 129, 1000, None])
+def test_column_abs_max_is_exact_for_every_block_size(rows):
+    Z = X * RNG.choice([-1.0, 1.0], size=X.shape)
+    Z[517, 3] = -40.0  # a lone extreme row, in an odd-sized fold
+    before = Z.copy()
+    got = column_abs_max(ArrayBlocks(Z, rows=rows))
+    np.testing.assert_array_equal(got, np.abs(Z).max(axis=0))
+    np.testing.assert_array_equal(Z, before)  # the folds work on a copy of each block
