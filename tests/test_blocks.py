@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from glmclass import families as F
 from glmclass.blocks import (
     MAX_BLOCK_ROWS,
     ArrayBlocks,
@@ -15,6 +16,10 @@ from glmclass.blocks import (
     add,
     block_rows,
 )
+from glmclass.numerics.discriminant import class_moments
+from glmclass.solvers.gram import fused_pass, weighted_gram
+from glmclass.solvers.irls import Control, irls
+from glmclass.solvers.newton import multinomial_deviance
 
 RNG = np.random.default_rng(3)
 N, P = 1003, 5
@@ -223,3 +228,24 @@ def test_inputs_must_match_the_rows_of_x():
         ArrayBlocks(Y)
     with pytest.raises(ValueError, match="rows must be a positive"):
         ArrayBlocks(X, rows=0)
+
+
+# --- the solvers and numerics give the same numbers whatever the block size ------------------
+
+@pytest.mark.parametrize("rows", [1, 13, 256, N + 1])
+def test_results_do_not_depend_on_the_block_size(rows):
+    def everything(r):
+        src = ArrayBlocks(X, Y, W, OFF, rows=r)
+        gram = weighted_gram(src, lambda b: b.weights * (b.y - 0.5))
+        fit = irls(src, F.Binomial(), control=Control(tol=1e-14))
+        coef = np.linspace(-0.5, 0.5, P)
+        obj = fused_pass(src, lambda b: b.X @ coef + b.offset,
+                         lambda b, e: F.Binomial().irls_terms(b.y, e, b.weights))
+        mn = multinomial_deviance(ArrayBlocks(X, CODES, W, OFF, rows=r), 3)(
+            np.linspace(-0.3, 0.3, 2 * P), True)
+        mom = class_moments(ArrayBlocks(X[:, 1:], CODES, rows=r), 3)
+        return [gram, fit.coef, fit.gram, fit.deviance, *obj, *mn, mom.counts, mom.means,
+                mom.scatter]
+
+    for got, ref in zip(everything(rows), everything(None), strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * np.max(np.abs(ref)))
