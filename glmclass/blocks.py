@@ -95,6 +95,16 @@ def _constant(value: float, n: int) -> np.ndarray:
     return np.broadcast_to(np.float64(value), (n,))
 
 
+def _take(a: np.ndarray | None, at: np.ndarray) -> np.ndarray | None:
+    """Rows ``at`` of ``a``; a broadcast view stays one (take() from it is 40x slower than
+    from memory, and its rows are all alike)."""
+    if a is None:
+        return None
+    if a.strides[0] == 0:
+        return a[: at.shape[0]]
+    return a.take(at, axis=0)
+
+
 class RowBlocks(ABC):
     """A source of rows ``(X, y, weights, offset)`` read block by block.
 
@@ -246,11 +256,13 @@ class ArrayBlocks(RowBlocks):
         for s in range(0, self.n_rows, r):
             if idx is None:
                 at = slice(s, s + r)
-                xb = X[at] if cols is None else X[at].take(cols, axis=1)
-            else:
+                xb, yb, wb, ob = X[at], None if y is None else y[at], w[at], o[at]
+            else:  # take() gathers rows ~1.5x faster than fancy indexing
                 at = idx[s : s + r]
-                xb = X[at] if cols is None else X[np.ix_(at, cols)]
-            yield Block(xb, None if y is None else y[at], w[at], o[at], s)
+                xb, yb, wb, ob = (_take(a, at) for a in (X, y, w, o))
+            if cols is not None:
+                xb = xb.take(cols, axis=1)
+            yield Block(xb, yb, wb, ob, s)
 
     def reduce(self, fn: Callable[[Block], T], zero: T,
                combine: Callable[[T, T], T] = add) -> T:

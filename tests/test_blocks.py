@@ -173,6 +173,16 @@ def test_take_rows_keeps_only_the_masked_rows(rows):
     np.testing.assert_array_equal(again.map(lambda b: b.X), X[mask & (Y == 1.0)])
 
 
+def test_taken_rows_of_broadcast_defaults_stay_broadcast():
+    src = ArrayBlocks(X, Y, rows=100).take_rows(W > 1.0)
+
+    def views(b: Block) -> bool:
+        return b.weights.strides == (0,) and b.offset.strides == (0,)
+
+    assert src.reduce(views, True, lambda a, b: a and b)
+    np.testing.assert_array_equal(src.map(lambda b: b.weights + b.offset), np.ones(src.n_rows))
+
+
 def test_take_rows_and_columns_of_everything_return_the_source_itself():
     src = ArrayBlocks(X, Y)
     assert src.take_rows(np.ones(N, dtype=bool)) is src
