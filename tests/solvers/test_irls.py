@@ -198,3 +198,14 @@ def test_every_column_aliased_gives_nan_not_a_crash(link):
     """A non-canonical fit with nothing to estimate skips the Newton polish."""
     res = irls(ArrayBlocks(np.zeros((2, 1)), np.array([1.0, 0.0])), F.Binomial(link))
     assert res.aliased.all() and np.isnan(res.coef).all() and np.isfinite(res.deviance)
+
+
+def test_domain_check_per_block_agrees_with_family_valid():
+    """The cached check gives family.valid's answer for every block, in any order."""
+    fam = F.Binomial(link=L.Log())  # eta must be < 0
+    check = irls_mod._domain_check(fam)
+    blocks = [np.array([-3.0, -1.0]), np.array([-2.0, -1.5]), np.array([-0.5, 0.2]),
+              np.array([-1.2, np.nan]), np.array([-np.inf, -1.0]), np.array([-4.0, -0.1]),
+              np.array([-3.5, -0.2]), np.array([1e-3])]
+    for b in blocks:
+        assert check(b) == fam.valid(b), b
