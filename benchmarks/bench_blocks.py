@@ -31,10 +31,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: case -> (model, N, p, K, timed repeats)
+#: case -> (model, N, p, K, timed repeats); "zero w": every 10th row has frequency weight 0
 CASES = {
     "Logit N=1e6 p=10": ("Logit", 1_000_000, 10, 2, 5),
     "Logit N=1e6 p=50": ("Logit", 1_000_000, 50, 2, 5),
+    "Logit N=1e6 p=50 zero w": ("Logit", 1_000_000, 50, 2, 5),
     "Probit N=1e6 p=50": ("Probit", 1_000_000, 50, 2, 5),
     "MNLogit N=2e5 p=20 K=3": ("MNLogit", 200_000, 20, 3, 5),
     "LDA N=1e6 p=50 K=3": ("LDA", 1_000_000, 50, 3, 5),
@@ -91,7 +92,12 @@ def child(case: str) -> dict:
     X, y = make_data(n, p, k)
     if model == "LDA":
         X = np.ascontiguousarray(X[:, 1:])
-    m = cls(y, X)
+    if "zero w" in case:
+        fw = np.ones(n)
+        fw[::10] = 0.0
+        m = cls(y, X, freq_weights=fw)
+    else:
+        m = cls(y, X)
     base = _reset_peak()
     res = m.fit()
     growth = _mem()[1] - base
