@@ -136,7 +136,10 @@ def fused_pass(
             return ob, _block_gram(b.X, wb, scratch.get(b.X.shape[0])), b.X.T @ wzb
 
     def combine(acc, part):
+        if acc is None:  # the first partial as it is: no sum with zeros (one block: no sum)
+            return part
         with np.errstate(over="ignore", invalid="ignore"):
             return acc[0] + part[0], acc[1] + part[1], acc[2] + part[2]
 
-    return blocks.reduce(one, (0.0, np.zeros((p, p)), np.zeros(p)), combine)
+    out = blocks.reduce(one, None, combine)
+    return (0.0, np.zeros((p, p)), np.zeros(p)) if out is None else out

@@ -93,3 +93,11 @@ def test_column_abs_max_is_exact_for_every_block_size(rows):
     got = column_abs_max(ArrayBlocks(Z, rows=rows))
     np.testing.assert_array_equal(got, np.abs(Z).max(axis=0))
     np.testing.assert_array_equal(Z, before)  # the folds work on a copy of each block
+
+
+def test_fused_pass_without_rows_is_all_zero():
+    obj, gram, rhs = fused_pass(ArrayBlocks(np.empty((0, 3))), lambda b: b.X @ np.ones(3),
+                                lambda b, e: (e, e, 1.0))
+    assert obj == 0.0
+    np.testing.assert_array_equal(gram, np.zeros((3, 3)))
+    np.testing.assert_array_equal(rhs, np.zeros(3))
