@@ -86,7 +86,7 @@ def column_abs_max(blocks: RowBlocks) -> np.ndarray:
         a = np.abs(b.X, out=scratch.get(b.X.shape[0]))
         # fold the rows in halves, each fold one elementwise maximum over r p / 2 contiguous
         # values: NumPy's max(axis=0) goes row by row (5x slower at p = 10, 2x at p = 50)
-        while a.shape[0] > 64:
+        while a.shape[0] > 64 and a.size > 4096:
             h = a.shape[0] // 2
             if a.shape[0] % 2:
                 np.maximum(a[0], a[-1], out=a[0])
