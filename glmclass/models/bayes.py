@@ -25,6 +25,7 @@ import pandas as pd
 
 from .. import families as F
 from .. import links as L
+from ..blocks import ArrayBlocks, Block
 from ..errors import ConvergenceWarning
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
@@ -46,6 +47,8 @@ class Posterior:
     ----------
     fit : IRLSFit
         Penalised IRLS fit; ``coef`` is the posterior mode.
+    eta : ndarray of shape (n_obs,)
+        Linear predictor at the mode.
     precision : ndarray of shape (p,)
         Prior precisions 1 / prior_scale^2 (0 for flat).
     hessian : ndarray of shape (k, k)
@@ -61,6 +64,7 @@ class Posterior:
     """
 
     fit: IRLSFit
+    eta: np.ndarray
     precision: np.ndarray
     hessian: np.ndarray
     information: np.ndarray
@@ -283,26 +287,31 @@ var_weights, missing
                    information: str = "observed") -> Posterior:
         """Penalised IRLS at a given prior and the Laplace quantities at the mode."""
         penalty = Penalty(np.diag(precision), self.prior_mean)
-        fit = self._irls(self.exog, control, start, penalty)
+        fit, eta = self._irls(self.exog, control, start, penalty)
         keep = ~fit.aliased
-        pw = self.prior_weights
-        Xk = self.exog if keep.all() else self.exog[:, keep]  # no copy of X unless aliased
-        if self.family.is_canonical:  # observed = Fisher: the solver's Gram at the mode
+        fam = self.family
+        # with aliased columns, the kept ones are gathered block by block: no copy of X
+        blocks = ArrayBlocks(self.exog, self.endog, self.prior_weights).take_columns(keep)
+
+        def rows_of(b: Block) -> np.ndarray:
+            return eta[b.start : b.start + b.X.shape[0]]
+
+        if fam.is_canonical:  # observed = Fisher: the solver's Gram at the mode
             obs = fit.gram[np.ix_(keep, keep)]
         else:
-            obs = weighted_gram(Xk, pw * self.family.observed_weights(self.endog, fit.eta))
+            obs = weighted_gram(blocks, lambda b: b.weights * fam.observed_weights(b.y, rows_of(b)))
         hessian = obs + np.diag(precision[keep])
         info = hessian
-        if information == "expected" and not self.family.is_canonical:
-            info = weighted_gram(Xk, pw * self.family.working_weights(fit.eta))
+        if information == "expected" and not fam.is_canonical:
+            info = weighted_gram(blocks, lambda b: b.weights * fam.working_weights(rows_of(b)))
             info = info + np.diag(precision[keep])
-        ll = self._loglik(fit.eta)
+        ll = self._loglik(eta)
         try:
             ev = laplace.laplace_log_evidence(ll, fit.coef[keep], self.prior_mean[keep],
                                               precision[keep], hessian)
         except NotPositiveDefinite:
             ev = np.nan
-        return Posterior(fit, precision, hessian, info, ll, ev)
+        return Posterior(fit, eta, precision, hessian, info, ll, ev)
 
     def _loglik(self, eta: np.ndarray) -> float:
         ll = self.family.loglik_obs(self.endog, eta, self.var_weights, 1.0)

@@ -18,6 +18,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from ..blocks import ArrayBlocks
 from ..numerics import discriminant as nd
 from ..numerics.linalg import NotPositiveDefinite
 from ..results.discriminant import LDAResults, QDAResults
@@ -143,7 +144,7 @@ class _Generative:
         return x
 
     def _moments(self) -> nd.ClassMoments:
-        return nd.class_moments(self.exog, self.endog, len(self.levels))
+        return nd.class_moments(ArrayBlocks(self.exog, self.endog), len(self.levels))
 
     def _priors(self, counts: np.ndarray) -> np.ndarray:
         return self.prior if self.prior is not None else counts / counts.sum()
@@ -244,7 +245,7 @@ class LDA(_Generative):
         if cv:
             self._check_cv(m.counts)
         if shrinkage == "ledoit-wolf":
-            fourth = nd.residual_fourth_moment(self.exog, self.endog, m.means)
+            fourth = nd.residual_fourth_moment(ArrayBlocks(self.exog, self.endog), m.means)
             intensity = nd.ledoit_wolf_intensity(m.within, fourth, n)
         sigma = nd.shrink(m.within / (n - k if unbiased else n), intensity)
         sph = self._sphere(sigma, m.means, "the pooled within-class covariance",

@@ -8,13 +8,13 @@ Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 
 import numpy as np
 
 from .. import families as F
 from .. import links as L
+from ..blocks import ArrayBlocks, Block
 from ..errors import (
     ConvergenceWarning,
     PerfectSeparationError,
@@ -25,7 +25,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..numerics.separation import Separation, detect_separation
 from ..results.glm import GLMResults
 from ..solvers.gram import column_abs_max
-from ..solvers.irls import Control, irls
+from ..solvers.irls import Control, IRLSFit, irls
 from .data import ModelData, check_finite, from_arrays, from_formula
 from .response import binary_response
 
@@ -234,27 +234,26 @@ class GLM:
             raise ValueError(f"tol must be a positive number, got {tol!r}")
         control = Control(maxiter=maxiter, tol=tol,
                           hessian="observed" if method == "newton" else "expected")
-        fit = self._irls(self.exog, control, start_params)
+        fit, eta = self._irls(self.exog, control, start_params)
         sep = self._separation(fit, tol) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
         self._warn(fit, sep)
         null_eta, null_dev = self._null_fit(control)
-        results = GLMResults(self, fit, null_eta, null_dev, method, information)
+        results = GLMResults(self, fit, eta, null_eta, null_dev, method, information)
         results.separation = sep
         return results
 
-    def _irls(self, X, control, start=None, penalty=None):
+    def _irls(self, X, control, start=None, penalty=None) -> tuple[IRLSFit, np.ndarray]:
+        """The IRLS fit on design ``X`` and its linear predictor on every row."""
         pw = self.prior_weights
+        blocks = ArrayBlocks(X, self.endog, pw, self.offset)
         pos = pw > 0
-        if pos.all():
-            return irls(X, self.endog, self.family, pw, self.offset, start, control, penalty)
         # as R's glm.fit, rows of weight 0 take no part in the fit (their eta may be anything,
         # even where the family's weights are inf); they get fitted values afterwards
-        fit = irls(X[pos], self.endog[pos], self.family, pw[pos], self.offset[pos], start,
-                   control, penalty)
-        eta = self.offset + X @ np.where(fit.aliased, 0.0, fit.coef)
-        return dataclasses.replace(fit, eta=eta)
+        fit = irls(blocks if pos.all() else blocks.take_rows(pos), self.family, start, control,
+                   penalty)
+        return fit, blocks.linear_predictor(np.where(fit.aliased, 0.0, fit.coef))
 
     def _null_fit(self, control: Control) -> tuple[np.ndarray, float]:
         """Intercept-only fit (offset kept), as R's null deviance; eta = offset without one."""
@@ -267,20 +266,21 @@ class GLM:
                 eta0 = self.family.link.link(np.array([pw @ self.endog / pw.sum()]))[0]
                 if np.isfinite(eta0):
                     return constant(eta0, n), self._deviance_at(eta0)
-            null = self._irls(np.broadcast_to(np.float64(1.0), (n, 1)), control)
-            return null.eta, null.deviance
+            null, eta = self._irls(np.broadcast_to(np.float64(1.0), (n, 1)), control)
+            return eta, null.deviance
         eta = self.offset
         pw = self.prior_weights
         return eta, float(np.sum(pw * self.family.unit_deviance(self.endog, eta)))
 
-    def _deviance_at(self, eta: float, rows: int = 16384) -> float:
+    def _deviance_at(self, eta: float) -> float:
         """Deviance of a constant linear predictor, over row blocks (no length-n temporary)."""
-        pw, y, total = self.prior_weights, self.endog, 0.0
-        for s in range(0, y.shape[0], rows):
-            sl = slice(s, s + rows)
-            e = np.full(y[sl].shape, eta)
-            total += float(np.sum(pw[sl] * self.family.unit_deviance(y[sl], e)))
-        return total
+        fam = self.family
+
+        def dev(b: Block) -> float:
+            return float(np.sum(b.weights * fam.unit_deviance(b.y, np.full(b.y.shape, eta))))
+
+        ones = np.broadcast_to(np.float64(1.0), (self.exog.shape[0], 1))
+        return ArrayBlocks(ones, self.endog, self.prior_weights).reduce(dev, 0.0)
 
     def _separation(self, fit, tol: float) -> Separation | None:
         """Konis' LP test on the non-aliased columns, when cheap or when the fit looks separated."""
@@ -314,7 +314,7 @@ class GLM:
         """Columns whose estimate or standard error is huge on the column's own scale: the
         symptom separation leaves (the information vanishes along the separating direction).
         Costs a p x p solve from the final X'WX, unlike the LP."""
-        scale = column_abs_max(X)
+        scale = column_abs_max(ArrayBlocks(X))
         coef = np.abs(np.nan_to_num(fit.coef[keep]))
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf is the answer

@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..blocks import ArrayBlocks, block_rows
 from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics.linalg import NotPositiveDefinite, aliased_columns, spd_inverse
 from ..numerics.separation import detect_separation
@@ -183,7 +184,7 @@ class MNLogit:
         if not tol > 0:
             raise ValueError(f"tol must be positive, got {tol!r}")
         control = NewtonControl(maxiter=int(maxiter), tol=float(tol))
-        aliased = aliased_columns(weighted_gram(self.exog, self.freq_weights))
+        aliased = aliased_columns(weighted_gram(ArrayBlocks(self.exog, weights=self.freq_weights)))
         keep = ~aliased
         X = self.exog if keep.all() else np.ascontiguousarray(self.exog[:, keep])
         fit = newton(self._objective(X), self._start(X), control)
@@ -198,7 +199,10 @@ class MNLogit:
         return MNLogitResults(self, fit, keep, null, method, information, sep, cov)
 
     def _objective(self, X: np.ndarray) -> Objective:
-        return multinomial_deviance(X, self.codes, self.K, self.freq_weights, self.offset)
+        # blocks of ~2 MB of the expanded (r, (K-1) p) design, not of X
+        blocks = ArrayBlocks(X, self.codes, self.freq_weights, self.offset,
+                             rows=block_rows((self.K - 1) * X.shape[1]))
+        return multinomial_deviance(blocks, self.K)
 
     def _start(self, X: np.ndarray) -> np.ndarray:
         """Zeros, with intercepts at the log ratios of the level totals to the reference's."""

@@ -1,7 +1,7 @@
 """Numerics of the Gaussian generative classifiers (LDA, QDA): moments, covariances, sphering.
 
 Everything here takes and returns ndarrays. The data are read once: per-class counts, means
-and centred scatter matrices are accumulated over row blocks (as :mod:`glmclass.solvers.gram`)
+and centred scatter matrices are computed per row block (:class:`glmclass.blocks.RowBlocks`)
 and merged with the pairwise update of Chan, Golub & LeVeque, so no raw second moments
 ``sum x x'`` (which lose digits to cancellation) are ever formed. Covariances are factored
 (equilibrated Cholesky, :func:`glmclass.numerics.linalg.cholesky`) and data are *sphered*
@@ -27,7 +27,7 @@ import numpy as np
 from scipy import linalg
 from scipy.special import logsumexp
 
-from ..solvers.gram import block_rows
+from ..blocks import Block, RowBlocks
 from .linalg import aliased_columns, cholesky
 
 #: Pivot tolerance (on the correlation scale) below which a feature counts as a linear
@@ -64,19 +64,16 @@ class ClassMoments:
         return self.scatter.sum(axis=0)
 
 
-def class_moments(X: np.ndarray, codes: np.ndarray, n_classes: int,
-                  rows: int | None = None) -> ClassMoments:
-    """Counts, means and centred scatter of every class in one blocked pass over ``X``.
+def class_moments(blocks: RowBlocks, n_classes: int) -> ClassMoments:
+    """Counts, means and centred scatter of every class in one pass over the rows.
 
     Parameters
     ----------
-    X : ndarray of shape (n_obs, D)
-    codes : ndarray of int, shape (n_obs,)
-        Class of each row, 0..K-1.
+    blocks : RowBlocks
+        Rows of the features X (n_obs, D), with ``y`` the class of each row as an integer
+        code 0..K-1.
     n_classes : int
         K.
-    rows : int, optional
-        Rows per block (default :func:`glmclass.solvers.gram.block_rows`).
 
     Returns
     -------
@@ -86,43 +83,64 @@ def class_moments(X: np.ndarray, codes: np.ndarray, n_classes: int,
     -----
     Block b contributes (n_b, m_b, M_b) per class (its count, mean and scatter about its own
     mean); it is merged into the running (n_a, m_a, M_a) by
-    M = M_a + M_b + n_a n_b / (n_a + n_b) (m_b - m_a)(m_b - m_a)', which is exact and stable.
+    M = M_a + M_b + n_a n_b / (n_a + n_b) (m_b - m_a)(m_b - m_a)', which is exact and stable
+    and merges any two partial results (e.g. of two partitions) alike.
     """
-    n, d = X.shape
-    rows = rows or block_rows(d)
-    cnt = np.zeros(n_classes)
-    mean = np.zeros((n_classes, d))
-    scat = np.zeros((n_classes, d, d))
-    for s in range(0, n, rows):
-        xb, cb = X[s: s + rows], codes[s: s + rows]
+    d = blocks.n_cols
+
+    def one(b: Block) -> ClassMoments:
+        cb = b.y
         order = np.argsort(cb, kind="stable")
-        xs = xb[order]
+        xs = b.X[order]
         nb = np.bincount(cb, minlength=n_classes)
         ends = np.cumsum(nb)
+        mean = np.zeros((n_classes, d))
+        scat = np.zeros((n_classes, d, d))
         for k in np.flatnonzero(nb):
             g = xs[ends[k] - nb[k]: ends[k]]
-            mb = g.mean(axis=0)
-            gc = g - mb
-            na, nbk = cnt[k], float(nb[k])
-            delta = mb - mean[k]
-            tot = na + nbk
-            scat[k] += gc.T @ gc + (na * nbk / tot) * np.outer(delta, delta)
-            mean[k] += delta * (nbk / tot)
-            cnt[k] = tot
-    scat = (scat + scat.transpose(0, 2, 1)) / 2.0
+            mean[k] = g.mean(axis=0)
+            gc = g - mean[k]
+            scat[k] = gc.T @ gc
+        return ClassMoments(nb.astype(float), mean, scat)
+
+    zero = ClassMoments(np.zeros(n_classes), np.zeros((n_classes, d)),
+                        np.zeros((n_classes, d, d)))
+    m = blocks.reduce(one, zero, _merge_moments)
+    return ClassMoments(m.counts, m.means, (m.scatter + m.scatter.transpose(0, 2, 1)) / 2.0)
+
+
+def _merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
+    """Pooled counts, means and scatters of two disjoint sets of rows (Chan, Golub & LeVeque)."""
+    cnt, mean, scat = a.counts.copy(), a.means.copy(), a.scatter.copy()
+    for k in np.flatnonzero(b.counts):
+        na, nbk = a.counts[k], b.counts[k]
+        delta = b.means[k] - a.means[k]
+        tot = na + nbk
+        scat[k] += b.scatter[k] + (na * nbk / tot) * np.outer(delta, delta)
+        mean[k] += delta * (nbk / tot)
+        cnt[k] = tot
     return ClassMoments(cnt, mean, scat)
 
 
-def residual_fourth_moment(X: np.ndarray, codes: np.ndarray, means: np.ndarray,
-                           rows: int | None = None) -> float:
-    """sum_n ||x_n - mu_{k(n)}||^4 over row blocks (needed by Ledoit-Wolf only)."""
-    n, d = X.shape
-    rows = rows or block_rows(d)
-    total = 0.0
-    for s in range(0, n, rows):
-        r = X[s: s + rows] - means[codes[s: s + rows]]
-        total += float(np.sum(np.einsum("ij,ij->i", r, r) ** 2))
-    return total
+def residual_fourth_moment(blocks: RowBlocks, means: np.ndarray) -> float:
+    """sum_n ||x_n - mu_{k(n)}||^4 over row blocks (needed by Ledoit-Wolf only).
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+        Rows of the features X (n_obs, D), with ``y`` the integer class codes.
+    means : ndarray of shape (K, D)
+
+    Returns
+    -------
+    float
+    """
+
+    def one(b: Block) -> float:
+        r = b.X - means[b.y]
+        return float(np.sum(np.einsum("ij,ij->i", r, r) ** 2))
+
+    return blocks.reduce(one, 0.0)
 
 
 def ledoit_wolf_intensity(within: np.ndarray, fourth: float, n_obs: int) -> float:

@@ -49,7 +49,8 @@ class BayesGLMResults(GLMResults):
 
     def __init__(self, model, post, null_eta: np.ndarray, null_deviance: float,
                  codes: np.ndarray, group_names: list, opt, information: str) -> None:
-        super().__init__(model, post.fit, null_eta, null_deviance, "laplace", information)
+        super().__init__(model, post.fit, post.eta, null_eta, null_deviance, "laplace",
+                         information)
         names = model.data.exog_names
         self._post = post
         self._codes = codes

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..blocks import ArrayBlocks
 from ..errors import GlmclassWarning
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.gram import weighted_gram
@@ -39,11 +40,12 @@ class GLMResults(LikelihoodMixin):
         Columns dropped as linear combinations of earlier ones.
     """
 
-    def __init__(self, model, fit: IRLSFit, null_eta: np.ndarray, null_deviance: float,
-                 method: str, information: str) -> None:
+    def __init__(self, model, fit: IRLSFit, eta: np.ndarray, null_eta: np.ndarray,
+                 null_deviance: float, method: str, information: str) -> None:
         self.model = model
         d = model.data
         self._fit = fit
+        self._eta = eta  # linear predictor on every row, at the estimates
         self._null_eta = null_eta
         self.params = pd.Series(fit.coef, index=d.exog_names, name="coef")
         self.deviance = float(fit.deviance)
@@ -69,12 +71,12 @@ class GLMResults(LikelihoodMixin):
     @cached_property
     def fittedvalues(self) -> pd.Series:
         """Fitted means mu."""
-        return pd.Series(self.model.family.link.inverse(self._fit.eta), index=self.model.data.index)
+        return pd.Series(self.model.family.link.inverse(self._eta), index=self.model.data.index)
 
     @cached_property
     def linear_predictor(self) -> pd.Series:
         """Linear predictor eta (including any offset)."""
-        return pd.Series(self._fit.eta, index=self.model.data.index)
+        return pd.Series(self._eta, index=self.model.data.index)
 
     @cached_property
     def resid_response(self) -> pd.Series:
@@ -85,14 +87,14 @@ class GLMResults(LikelihoodMixin):
     @cached_property
     def resid_pearson(self) -> pd.Series:
         """(y - mu) sqrt(prior weight / V(mu)), as R's ``residuals(type="pearson")``."""
-        fam, eta = self.model.family, self._fit.eta
+        fam, eta = self.model.family, self._eta
         r = fam.scaled_residual(self.model.endog, eta, 0.5 * fam.log_variance(eta))
         return pd.Series(_weighted(np.sqrt(self._prior_weights), r), index=self.model.data.index)
 
     @cached_property
     def resid_deviance(self) -> pd.Series:
         """sign(y - mu) sqrt(prior weight * unit deviance)."""
-        dev = self.model.family.unit_deviance(self.model.endog, self._fit.eta)
+        dev = self.model.family.unit_deviance(self.model.endog, self._eta)
         r = np.sign(self.resid_response.to_numpy()) * np.sqrt(
             np.maximum(_weighted(self._prior_weights, dev), 0))
         return pd.Series(r, index=self.model.data.index)
@@ -100,7 +102,7 @@ class GLMResults(LikelihoodMixin):
     @cached_property
     def resid_working(self) -> pd.Series:
         """(y - mu) / mu'(eta), the working residuals of the last IRLS step."""
-        fam, eta = self.model.family, self._fit.eta
+        fam, eta = self.model.family, self._eta
         r = fam.scaled_residual(self.model.endog, eta, fam.link.log_mu_eta(eta))
         return pd.Series(r, index=self.model.data.index)
 
@@ -129,7 +131,7 @@ class GLMResults(LikelihoodMixin):
     @cached_property
     def llf(self) -> float:
         """Log-likelihood at the estimates."""
-        return self._loglik(self._fit.eta)
+        return self._loglik(self._eta)
 
     @cached_property
     def llnull(self) -> float:
@@ -143,8 +145,10 @@ class GLMResults(LikelihoodMixin):
         if self.information == "expected" or m.family.is_canonical:
             info = self._fit.gram
         else:
-            w = self._prior_weights * m.family.observed_weights(m.endog, self._fit.eta)
-            info = weighted_gram(m.exog, w)
+            fam, eta = m.family, self._eta
+            blocks = ArrayBlocks(m.exog, m.endog, self._prior_weights)
+            info = weighted_gram(blocks, lambda b: b.weights * fam.observed_weights(
+                b.y, eta[b.start : b.start + b.X.shape[0]]))
         return info[np.ix_(keep, keep)]
 
     def cov_params(self) -> pd.DataFrame:
@@ -219,7 +223,7 @@ class GLMResults(LikelihoodMixin):
             raise ValueError(f"which must be 'mean', 'linear' or 'class', got {which!r}")
         m = self.model
         if exog is None:
-            eta, index = self._fit.eta, m.data.index
+            eta, index = self._eta, m.data.index
         else:
             X = m.data.design(exog)
             keep = ~self._fit.aliased

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..blocks import Block, RowBlocks
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
-from .gram import block_rows
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
 #: (shapes (m,) and (m, m)) may be None when ``derivatives`` is False.
@@ -227,24 +227,19 @@ def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
     return q
 
 
-def multinomial_deviance(X: np.ndarray, codes: np.ndarray, n_levels: int, weights: np.ndarray,
-                         offset: np.ndarray, rows: int | None = None) -> Objective:
+def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
     """The deviance of a baseline-category multinomial logit, as an objective for :func:`newton`.
 
     Parameters
     ----------
-    X : ndarray of shape (n_obs, p)
-        Design matrix (never copied).
-    codes : ndarray of int, shape (n_obs,)
-        Observed level, 0 (the reference level) to ``n_levels - 1``.
+    blocks : RowBlocks
+        The rows: design X (n_obs, p), ``y`` the observed level of each row as an integer code,
+        0 (the reference level) to ``n_levels - 1``, ``weights`` frequency weights
+        (non-negative) and ``offset``, added to the linear predictor of every non-reference
+        level. Each block expands to (r, (K-1) p) temporaries: a source with
+        ``rows = block_rows((K-1) p)`` keeps them at about 2 MB.
     n_levels : int
         Number of levels K (at least 2).
-    weights : ndarray of shape (n_obs,)
-        Frequency weights (non-negative).
-    offset : ndarray of shape (n_obs,)
-        Added to the linear predictor of every non-reference level.
-    rows : int, optional
-        Rows per block (default: about 2 MB of the block's expanded design).
 
     Returns
     -------
@@ -261,47 +256,52 @@ def multinomial_deviance(X: np.ndarray, codes: np.ndarray, n_levels: int, weight
     log-likelihood's gradient for level $j$ is $\\sum_n f_n (t_{nj} - p_{nj}) x_n$ and its
     negative Hessian has blocks
     $H_{jk} = \\sum_n f_n p_{nj} (\\delta_{jk} - p_{nk}) x_n x_n^\\top$ (PRML eq. 4.110).
-    Per row block we form $A$ with rows $\\sqrt{f_n}\\, p_n \\otimes x_n$ and add
-    $-A^\\top A$ (one ``syrk`` for every off-diagonal block), then replace the diagonal blocks by
-    $X^\\top \\mathrm{diag}(f p_j (1 - p_j)) X$ computed with an accurate $1 - p_j$, so levels
-    fitted near probability one keep their precision.
+    Per row block we form $A$ with rows $\\sqrt{f_n}\\, p_n \\otimes x_n$ and take
+    $A^\\top A$ (one ``syrk`` for every off-diagonal block), then replace the diagonal blocks by
+    $-X^\\top \\mathrm{diag}(f p_j (1 - p_j)) X$ computed with an accurate $1 - p_j$, so levels
+    fitted near probability one keep their precision: the block's log-likelihood Hessian. The
+    source sums the blocks' log-likelihoods, gradients and Hessians; the deviance's are -2 times
+    those.
     """
-    n, p = X.shape
+    p = blocks.n_cols
     k1 = n_levels - 1
-    rows = rows or block_rows(k1 * p)
-    codes = np.asarray(codes, dtype=np.intp)
+    levels = np.arange(1, n_levels)[None, :]
 
     def evaluate(coef: np.ndarray, derivatives: bool):
         B = coef.reshape(k1, p).T  # (p, K-1)
-        loglik = 0.0
-        grad = np.zeros((p, k1)) if derivatives else None
-        hess = np.zeros((k1 * p, k1 * p)) if derivatives else None
-        for s in range(0, n, rows):
-            sl = slice(s, min(s + rows, n))
-            xb, fb, cb = X[sl], weights[sl], codes[sl]
+
+        def one(b: Block):
+            """The block's log-likelihood and, with ``derivatives``, its gradient (p, K-1) and
+            Hessian; a log-likelihood of -inf marks a trial step far out (newton() then halves
+            it), whose derivatives are never used."""
+            xb, fb, cb = b.X, b.weights, b.y.astype(np.intp, copy=False)
             with np.errstate(over="ignore", invalid="ignore"):
-                eta = xb @ B + offset[sl, None]
-            if not np.all(np.isfinite(eta)):  # a trial step far out: let newton() halve it
-                return np.inf, None, None
+                eta = xb @ B + b.offset[:, None]
+            if not np.all(np.isfinite(eta)):
+                return (-np.inf, 0.0, 0.0) if derivatives else -np.inf
             lse, prob, p0 = softmax_parts(eta)
             obs = np.where(cb > 0, eta[np.arange(eta.shape[0]), np.maximum(cb - 1, 0)], 0.0)
-            loglik += float(fb @ (obs - lse))
+            loglik = float(fb @ (obs - lse))
             if not derivatives:
-                continue
+                return loglik
             q = _complement(prob, p0)
-            hit = cb[:, None] == np.arange(1, n_levels)[None, :]
-            grad += xb.T @ (fb[:, None] * np.where(hit, q, -prob))
-            _add_hessian_block(hess, xb, fb, prob, q)
+            grad = xb.T @ (fb[:, None] * np.where(cb[:, None] == levels, q, -prob))
+            return loglik, grad, _hessian_block(xb, fb, prob, q)
+
         if not derivatives:
-            return -2.0 * loglik, None, None
-        return -2.0 * loglik, -2.0 * grad.T.ravel(), 2.0 * hess
+            return -2.0 * blocks.reduce(one, 0.0), None, None
+        zero = (0.0, np.zeros((p, k1)), np.zeros((k1 * p, k1 * p)))
+        loglik, grad, hess = blocks.reduce(one, zero)
+        if not np.isfinite(loglik):
+            return np.inf, None, None
+        return -2.0 * loglik, -2.0 * grad.T.ravel(), -2.0 * hess
 
     return evaluate
 
 
-def _add_hessian_block(hess: np.ndarray, xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
-                       q: np.ndarray) -> None:
-    """Add one row block's negative log-likelihood Hessian (see :func:`multinomial_deviance`)."""
+def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
+                   q: np.ndarray) -> np.ndarray:
+    """One row block's log-likelihood Hessian (see :func:`multinomial_deviance`)."""
     r, p = xb.shape
     k1 = prob.shape[1]
     sf = np.sqrt(fb)
@@ -311,4 +311,4 @@ def _add_hessian_block(hess: np.ndarray, xb: np.ndarray, fb: np.ndarray, prob: n
     for j in range(k1):
         xs = xb * np.sqrt(fb * prob[:, j] * q[:, j])[:, None]
         block[j * p:(j + 1) * p, j * p:(j + 1) * p] = -(xs.T @ xs)
-    hess -= block
+    return block

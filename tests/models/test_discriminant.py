@@ -17,6 +17,7 @@ from sklearn.discriminant_analysis import (
 
 import glmclass as gc
 import glmclass.formula.api as gcf
+from glmclass.blocks import ArrayBlocks
 from glmclass.numerics import discriminant as nd
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -317,7 +318,7 @@ def test_blocked_moments_match_numpy():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(1000, 3)) * [1.0, 10.0, 0.1] + 1e6
     codes = rng.integers(0, 4, size=1000)
-    m = nd.class_moments(X, codes, 4, rows=97)
+    m = nd.class_moments(ArrayBlocks(X, codes, rows=97), 4)
     for k in range(4):
         xk = X[codes == k]
         assert m.counts[k] == len(xk)

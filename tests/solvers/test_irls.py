@@ -9,6 +9,7 @@ import statsmodels.api as sm
 import glmclass.solvers.irls as irls_mod
 from glmclass import families as F
 from glmclass import links as L
+from glmclass.blocks import ArrayBlocks
 from glmclass.solvers.irls import Control, IRLSFit, irls
 
 RNG = np.random.default_rng(11)
@@ -19,8 +20,14 @@ Y = (RNG.uniform(size=N) < 1 / (1 + np.exp(-X @ BETA))).astype(float)
 ONES, ZEROS = np.ones(N), np.zeros(N)
 
 
-def fit(family=F.Binomial(), y=Y, X=X, weights=ONES, offset=ZEROS, start=None, **control):
-    return irls(X, y, family, weights, offset, start, Control(**control))
+def fit(family=F.Binomial(), y=Y, X=X, weights=ONES, offset=ZEROS, start=None, rows=None,
+        **control):
+    return irls(ArrayBlocks(X, y, weights, offset, rows), family, start, Control(**control))
+
+
+def eta_of(res, X=X, offset=ZEROS):
+    """The linear predictor at a fit, as callers compute it (the solver keeps no eta)."""
+    return ArrayBlocks(X, offset=offset).linear_predictor(np.where(res.aliased, 0, res.coef))
 
 
 def rule(history):
@@ -33,10 +40,12 @@ def test_returns_frozen_record_with_consistent_fields():
     res = fit()
     assert isinstance(res, IRLSFit)
     assert res.converged and res.message == ""
-    np.testing.assert_allclose(res.eta, X @ res.coef, rtol=1e-13)
-    dev = np.sum(F.Binomial().unit_deviance(Y, res.eta))
+    eta = eta_of(res)
+    np.testing.assert_allclose(eta, X @ res.coef, rtol=1e-13)
+    assert not hasattr(res, "eta")  # nothing of length N in the record
+    dev = np.sum(F.Binomial().unit_deviance(Y, eta))
     assert res.deviance == pytest.approx(dev, rel=1e-13)
-    mu = 1 / (1 + np.exp(-res.eta))
+    mu = 1 / (1 + np.exp(-eta))
     np.testing.assert_allclose(res.gram, (X * (mu * (1 - mu))[:, None]).T @ X, rtol=1e-8)
     assert res.history[-1] == pytest.approx(res.deviance, rel=1e-14)
     assert len(res.history) == res.n_iter
@@ -46,7 +55,7 @@ def test_returns_frozen_record_with_consistent_fields():
 
 def test_score_vanishes_at_the_estimate():
     res = fit()
-    mu = 1 / (1 + np.exp(-res.eta))
+    mu = 1 / (1 + np.exp(-eta_of(res)))
     assert np.max(np.abs(X.T @ (Y - mu))) < 1e-8
 
 
@@ -103,9 +112,9 @@ def test_step_halving_is_exercised_and_keeps_deviance_decreasing(monkeypatch):
     Xl = np.column_stack([np.ones(60), x])
     y = (RNG.uniform(size=60) < np.exp(-2.5 + 0.7 * x)).astype(float)
     fam = F.Binomial(link=L.Log())
-    res = irls(Xl, y, fam, np.ones(60), np.zeros(60), np.array([-3.0, 0.05]), Control())
+    res = irls(ArrayBlocks(Xl, y), fam, np.array([-3.0, 0.05]), Control())
     assert res.converged
-    assert fam.valid(res.eta)
+    assert fam.valid(eta_of(res, Xl, np.zeros(60)))
     assert len(calls) > res.n_iter + 1  # some passes were half steps
     h = np.asarray(res.history)
     assert np.all(np.diff(h) <= 1e-9 * np.abs(h[1:]))
@@ -133,9 +142,9 @@ def test_step_halving_after_a_step_out_of_the_domain():
     y = np.random.default_rng(0).poisson(0.15 + 6 * x).astype(float)
     SpyPoisson.seen = []
     fam = SpyPoisson(link=L.Identity())
-    res = irls(Xp, y, fam, np.ones(40), np.zeros(40), np.array([0.1, 6.0]), Control())
+    res = irls(ArrayBlocks(Xp, y), fam, np.array([0.1, 6.0]), Control())
     assert False in SpyPoisson.seen  # a step left the domain ...
-    assert res.converged and np.all(res.eta > 0)  # ... and the accepted ones never did
+    assert res.converged and np.all(eta_of(res, Xp, np.zeros(40)) > 0)  # ... the accepted never
     h = np.asarray(res.history)
     assert np.all(np.diff(h) <= 1e-9 * np.abs(h[1:]))
 
@@ -173,13 +182,13 @@ def test_rank_deficient_design_aliases_later_column():
 @pytest.mark.parametrize("rows", [3, 64, None])
 def test_block_size_does_not_change_the_fit(rows):
     ref = fit(tol=1e-14)
-    res = fit(tol=1e-14, block_rows=rows)
+    res = fit(tol=1e-14, rows=rows)
     np.testing.assert_allclose(res.coef, ref.coef, rtol=1e-11)
 
 
 def test_inputs_are_not_modified():
     x, y, w, o = X.copy(), Y.copy(), ONES.copy(), ZEROS.copy()
-    irls(x, y, F.Binomial(), w, o, None, Control())
+    irls(ArrayBlocks(x, y, w, o), F.Binomial(), None, Control())
     for a, b in ((x, X), (y, Y), (w, ONES), (o, ZEROS)):
         np.testing.assert_array_equal(a, b)
 
@@ -187,5 +196,16 @@ def test_inputs_are_not_modified():
 @pytest.mark.parametrize("link", [L.Probit(), L.CLogLog()])
 def test_every_column_aliased_gives_nan_not_a_crash(link):
     """A non-canonical fit with nothing to estimate skips the Newton polish."""
-    res = irls(np.zeros((2, 1)), np.array([1.0, 0.0]), F.Binomial(link), np.ones(2), np.zeros(2))
+    res = irls(ArrayBlocks(np.zeros((2, 1)), np.array([1.0, 0.0])), F.Binomial(link))
     assert res.aliased.all() and np.isnan(res.coef).all() and np.isfinite(res.deviance)
+
+
+def test_domain_check_per_block_agrees_with_family_valid():
+    """The cached check gives family.valid's answer for every block, in any order."""
+    fam = F.Binomial(link=L.Log())  # eta must be < 0
+    check = irls_mod._domain_check(fam)
+    blocks = [np.array([-3.0, -1.0]), np.array([-2.0, -1.5]), np.array([-0.5, 0.2]),
+              np.array([-1.2, np.nan]), np.array([-np.inf, -1.0]), np.array([-4.0, -0.1]),
+              np.array([-3.5, -0.2]), np.array([1e-3])]
+    for b in blocks:
+        assert check(b) == fam.valid(b), b

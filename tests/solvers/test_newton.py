@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
+from glmclass.blocks import ArrayBlocks
 from glmclass.solvers.newton import (
     NewtonControl,
     NewtonFit,
@@ -124,16 +125,16 @@ def test_penalized_objective_gives_the_posterior_mode():
 @pytest.mark.parametrize("rows", [None, 7, N])
 def test_multinomial_terms_match_the_dense_formulas(rows):
     coef = RNG.normal(scale=0.5, size=(K - 1) * P)
-    dev, grad, hess = multinomial_deviance(X, CODES, K, W, OFF, rows=rows)(coef, True)
+    dev, grad, hess = multinomial_deviance(ArrayBlocks(X, CODES, W, OFF, rows=rows), K)(coef, True)
     d0, g0, h0 = dense_terms(coef)
     np.testing.assert_allclose(dev, d0, rtol=1e-13)
     np.testing.assert_allclose(grad, g0, rtol=1e-11, atol=1e-10)
     np.testing.assert_allclose(hess, h0, rtol=1e-11, atol=1e-10)
-    assert dev == multinomial_deviance(X, CODES, K, W, OFF, rows=rows)(coef, False)[0]
+    assert dev == multinomial_deviance(ArrayBlocks(X, CODES, W, OFF, rows=rows), K)(coef, False)[0]
 
 
 def test_multinomial_gradient_is_the_derivative_of_the_deviance():
-    ev = multinomial_deviance(X, CODES, K, W, OFF)
+    ev = multinomial_deviance(ArrayBlocks(X, CODES, W, OFF), K)
     coef = RNG.normal(scale=0.5, size=(K - 1) * P)
     _, g, h = ev(coef, True)
     eps = 1e-6
@@ -147,7 +148,7 @@ def test_multinomial_gradient_is_the_derivative_of_the_deviance():
 
 
 def test_newton_on_the_multinomial_reaches_a_zero_gradient():
-    fit = newton(multinomial_deviance(X, CODES, K, W, OFF), np.zeros((K - 1) * P))
+    fit = newton(multinomial_deviance(ArrayBlocks(X, CODES, W, OFF), K), np.zeros((K - 1) * P))
     assert fit.converged and fit.n_iter < 10
     assert np.max(np.abs(fit.gradient)) < 1e-6
     np.testing.assert_allclose(fit.objective, dense_terms(fit.coef)[0], rtol=1e-13)
@@ -172,7 +173,7 @@ def test_complement_is_accurate_near_one():
 
 
 def test_infinite_linear_predictor_is_reported_as_outside_the_domain():
-    ev = multinomial_deviance(X, CODES, K, W, OFF)
+    ev = multinomial_deviance(ArrayBlocks(X, CODES, W, OFF), K)
     coef = np.full((K - 1) * P, 1e308)
     f, g, h = ev(coef, True)
     assert f == np.inf and g is None and h is None
