@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def one_of(choices) -> str:
+    """``'a', 'b' or 'c'``: the choices of an argument, for error messages."""
+    quoted = [repr(c) for c in choices]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 class GlmclassError(Exception):
     """Root of every error raised by glmclass."""
 

@@ -20,7 +20,7 @@ from scipy import special
 import glmclass as gc
 import glmclass.formula.api as gcf
 from glmclass import links as L
-from glmclass.models import glm as glm_module
+from glmclass.numerics import separation as separation_module
 
 DATA = Path(__file__).resolve().parent / "reference" / "data"
 BINARY_LINKS = L.registered(within=(0, 1))
@@ -141,13 +141,13 @@ def test_other_families_and_log_link_are_not_checked():
 
 def test_large_designs_run_the_lp_only_on_signs_of_separation(monkeypatch):
     calls = []
-    real = glm_module.detect_separation
+    real = separation_module.detect_separation
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(glm_module, "detect_separation", counting)
+    monkeypatch.setattr(separation_module, "detect_separation", counting)
     rng = np.random.default_rng(11)
     n = 30_000
     X = np.column_stack([np.ones(n), rng.normal(size=(n, 3))])
@@ -252,7 +252,7 @@ BAD_INPUT = {
     "start_params nan": (lambda: gc.Logit(Y, X).fit(start_params=[np.nan, 0]), "start_params"),
     "predict: wrong number of columns": (lambda: gc.Logit(Y, X).fit().predict(np.ones((2, 3))),
                                          "exog has 3 columns"),
-    "predict: which": (lambda: gc.Logit(Y, X).fit().predict(which="prob"), "which"),
+    "predict: which": (lambda: gc.Logit(Y, X).fit().predict(which="probs"), "which"),
     "conf_int alpha": (lambda: gc.Logit(Y, X).fit().conf_int(alpha=1.5), "alpha"),
     "prior_scale zero": (lambda: gc.BayesLogit(Y, X, prior_scale=0.0), "prior_scale"),
     "prior_scale negative for one column": (lambda: gc.BayesLogit(Y, X, prior_scale=[1.0, -2.0]),
@@ -669,7 +669,7 @@ def test_saturated_cloglog_without_separation_skips_the_lp(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the LP ran on a fit with no sign of separation")
 
-    monkeypatch.setattr(glm_module, "detect_separation", boom)
+    monkeypatch.setattr(separation_module, "detect_separation", boom)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         res = gc.GLM(y, X, family=gc.families.Binomial(L.CLogLog())).fit()
@@ -686,8 +686,9 @@ def test_separated_large_design_runs_the_lp_and_names_the_column():
 
 def test_designs_beyond_the_lp_cap_report_apparent_separation(monkeypatch):
     y, X = _large_cloglog(separate=True)
-    monkeypatch.setattr(glm_module, "_MAX_LP_CELLS", 1_000)
-    monkeypatch.setattr(glm_module, "detect_separation", None)  # must not be called
+    monkeypatch.setattr(separation_module, "BINARY",
+                        separation_module.SeparationPolicy(always_cells=0, max_cells=1_000))
+    monkeypatch.setattr(separation_module, "detect_separation", None)  # must not be called
     with pytest.warns(gc.SeparationWarning, match="Apparent separation.*x2"):
         res = gc.Logit(y, X).fit()
     assert res.separation.kind == "apparent" and 1 in res.separation.columns

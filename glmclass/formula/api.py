@@ -1,63 +1,42 @@
 """Lowercase entry points: ``gcf.logit("y ~ x1 + C(g)", df)`` builds a model from a formula.
 
-Each is the model class's ``from_formula``; the names follow ``statsmodels.formula.api``.
+Each is the model class's ``from_formula`` with the caller's namespace captured here, once; the
+names follow ``statsmodels.formula.api``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ..models.bayes import BayesGLM, BayesLogit
 from ..models.discriminant import LDA, QDA
 from ..models.glm import GLM, Logit, Probit
 from ..models.mnlogit import MNLogit
 from ..models.naive_bayes import BernoulliNB
+from .design import capture_env
 
 
-def glm(formula: str, data, **kwargs) -> GLM:
-    """:meth:`glmclass.GLM.from_formula`."""
-    return GLM.from_formula(formula, data, eval_env=1, **kwargs)
+def _entry(cls: type, name: str, note: str = "") -> Callable:
+    def entry(formula: str, data, eval_env=0, **kwargs):
+        return cls.from_formula(formula, data, eval_env=capture_env(eval_env, 1), **kwargs)
+
+    entry.__name__ = entry.__qualname__ = name
+    entry.__doc__ = (f":meth:`glmclass.{cls.__name__}.from_formula`{note}: "
+                     f"``gcf.{name}(formula, data, **kwargs)``.")
+    return entry
 
 
-def logit(formula: str, data, **kwargs) -> Logit:
-    """:meth:`glmclass.Logit.from_formula`."""
-    return Logit.from_formula(formula, data, eval_env=1, **kwargs)
+_FEATURES = " (the intercept column is not a feature)"
 
+glm = _entry(GLM, "glm")
+logit = _entry(Logit, "logit")
+probit = _entry(Probit, "probit")
+mnlogit = _entry(MNLogit, "mnlogit")
+bayes_logit = _entry(BayesLogit, "bayes_logit")
+bayes_glm = _entry(BayesGLM, "bayes_glm")
+lda = _entry(LDA, "lda", _FEATURES)
+qda = _entry(QDA, "qda", _FEATURES)
+bernoulli_nb = _entry(BernoulliNB, "bernoulli_nb", _FEATURES)
 
-def probit(formula: str, data, **kwargs) -> Probit:
-    """:meth:`glmclass.Probit.from_formula`."""
-    return Probit.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-def mnlogit(formula: str, data, **kwargs) -> MNLogit:
-    """:meth:`glmclass.MNLogit.from_formula`."""
-    return MNLogit.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-def bayes_logit(formula: str, data, **kwargs) -> BayesLogit:
-    """:meth:`glmclass.BayesLogit.from_formula`."""
-    return BayesLogit.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-def bayes_glm(formula: str, data, **kwargs) -> BayesGLM:
-    """:meth:`glmclass.BayesGLM.from_formula`."""
-    return BayesGLM.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-def lda(formula: str, data, **kwargs) -> LDA:
-    """:meth:`glmclass.LDA.from_formula` (the intercept column is not a feature)."""
-    return LDA.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-def qda(formula: str, data, **kwargs) -> QDA:
-    """:meth:`glmclass.QDA.from_formula` (the intercept column is not a feature)."""
-    return QDA.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-def bernoulli_nb(formula: str, data, **kwargs) -> BernoulliNB:
-    """:meth:`glmclass.BernoulliNB.from_formula` (the intercept column is not a feature)."""
-    return BernoulliNB.from_formula(formula, data, eval_env=1, **kwargs)
-
-
-__all__ = [
-    "bayes_logit", "bayes_glm",
-    "glm", "logit", "probit", "mnlogit",
-           "lda", "qda", "bernoulli_nb"]
+__all__ = ["bayes_logit", "bayes_glm", "glm", "logit", "probit", "mnlogit", "lda", "qda",
+           "bernoulli_nb"]

@@ -21,8 +21,26 @@ import patsy
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
-def _env(depth: int) -> patsy.EvalEnvironment:
-    env = patsy.EvalEnvironment.capture(depth + 1)
+def capture_env(eval_env: Any = 0, depth: int = 0) -> patsy.EvalEnvironment:
+    """The environment in which a formula's names (``np``, user functions) are looked up.
+
+    Parameters
+    ----------
+    eval_env : int or patsy.EvalEnvironment
+        An environment, passed through; or a number of frames above the caller's.
+    depth : int
+        Frames between the caller of this function and the frame ``eval_env=0`` means: 1 when
+        called from a public entry point on behalf of its caller.
+    """
+    if isinstance(eval_env, patsy.EvalEnvironment):
+        return eval_env
+    if isinstance(eval_env, bool) or not isinstance(eval_env, int) or eval_env < 0:
+        raise TypeError(f"eval_env must be a number of frames (0: the caller's) or a "
+                        f"patsy.EvalEnvironment, got {eval_env!r}")
+    return patsy.EvalEnvironment.capture(eval_env + depth + 1)
+
+
+def _with_numpy(env: patsy.EvalEnvironment) -> patsy.EvalEnvironment:
     return env.with_outer_namespace({"np": np, "numpy": np})
 
 
@@ -123,7 +141,7 @@ class DesignSpec:
         names = state.pop("_names", {})
         self.__dict__.update(state)
         rhs = split_formula(self.formula)[1]
-        env = _env(0).with_outer_namespace(names)
+        env = _with_numpy(capture_env(0)).with_outer_namespace(names)
         self.design_info = patsy.dmatrix(rhs, self._rebuild, eval_env=env,
                                          NA_action="drop").design_info
 
@@ -182,7 +200,7 @@ def build_design(
     data: pd.DataFrame,
     missing: str = "drop",
     aligned: dict[str, np.ndarray | None] | None = None,
-    eval_env: int = 0,
+    eval_env: patsy.EvalEnvironment | None = None,
 ) -> Design:
     """Build the response and the design matrix of ``formula`` on ``data``.
 
@@ -195,8 +213,9 @@ def build_design(
         Drop rows with a missing value in any used column (R's ``na.omit``) or raise.
     aligned : dict of name -> array, optional
         Weights or offsets aligned with ``data``; their missing values count too.
-    eval_env : int
-        How many frames above the caller to look up names such as ``np`` or user functions.
+    eval_env : patsy.EvalEnvironment, optional
+        Where names such as user functions are looked up (:func:`capture_env`; default the
+        caller's frame); ``np`` is always available.
 
     Returns
     -------
@@ -211,7 +230,7 @@ def build_design(
     lhs, rhs = split_formula(formula)
     used = _referenced_columns(formula, data)
     frame = data.set_axis(pd.RangeIndex(len(data)), axis=0)  # positions; no copy under CoW
-    env = _env(eval_env + 1)
+    env = _with_numpy(eval_env if eval_env is not None else capture_env(0, 1))
     try:
         x = patsy.dmatrix(rhs, frame, eval_env=env, NA_action="drop", return_type="dataframe")
     except patsy.PatsyError as exc:

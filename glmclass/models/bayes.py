@@ -25,15 +25,14 @@ import pandas as pd
 
 from .. import families as F
 from .. import links as L
-from ..blocks import ArrayBlocks, Block
 from ..errors import ConvergenceWarning
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..results.bayes import BayesGLMResults
-from ..solvers.gram import weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty
-from .data import ModelData, from_arrays, from_formula
-from .glm import GLM
+from .base import check_option, check_start, fit_control
+from .data import ModelData
+from .glm_base import GLMBase
 
 #: Name of the one group of coefficients whose prior precision is optimised by default.
 DEFAULT_GROUP = "all"
@@ -47,8 +46,6 @@ class Posterior:
     ----------
     fit : IRLSFit
         Penalised IRLS fit; ``coef`` is the posterior mode.
-    eta : ndarray of shape (n_obs,)
-        Linear predictor at the mode.
     precision : ndarray of shape (p,)
         Prior precisions 1 / prior_scale^2 (0 for flat).
     hessian : ndarray of shape (k, k)
@@ -64,7 +61,6 @@ class Posterior:
     """
 
     fit: IRLSFit
-    eta: np.ndarray
     precision: np.ndarray
     hessian: np.ndarray
     information: np.ndarray
@@ -72,30 +68,9 @@ class Posterior:
     log_evidence: float
 
 
-class BayesGLM(GLM):
-    """Binary-response GLM with a Gaussian prior on the coefficients, Laplace posterior.
-
-    Parameters
-    ----------
-    endog : array-like of shape (n_obs,)
-        0/1, bool, two labels, or proportions with ``var_weights`` = number of trials.
-    exog : array-like of shape (n_obs, p)
-        Design matrix (include a constant column for an intercept).
-    link : Link, default Logit()
-        Any binomial link: ``gc.links.Probit()``, ``gc.links.CLogLog()``, ...
-    prior_mean : float, array-like of shape (p,) or dict
-        Prior means m_j: one number, one per column, or a dict by column name (columns not
-        named get 0).
-    prior_scale : float, array-like of shape (p,) or dict
-        Prior standard deviations s_j > 0: one number, one per column, or a dict by column name
-        (columns not named get 1). ``np.inf`` gives a flat prior on that coefficient.
-    prior_scale_intercept : float or "flat", optional
-        Prior sd of the intercept (the constant column) when it should differ from the others,
-        as ``prior.scale.for.intercept`` of R's ``arm::bayesglm``: a number (a broad prior such
-        as 10), or ``"flat"`` (``np.inf``) for an improper flat prior. The intercept's prior is
-        then held fixed when the prior is optimised. Default: as given by ``prior_scale``.
-    offset, freq_weights, var_weights, missing
-        As for :class:`~glmclass.GLM`.
+class BayesBinary(GLMBase):
+    """Binary-response GLM with a Gaussian prior on the coefficients, Laplace posterior: the
+    shared machinery of :class:`BayesGLM` and :class:`BayesLogit`.
 
     Notes
     -----
@@ -110,48 +85,11 @@ class BayesGLM(GLM):
     Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.4-4.5.
     """
 
-    _fixed_link: L.Link | None = None
-
-    def __init__(self, endog, exog, link: L.Link | None = None, prior_mean=0.0,
-                 prior_scale=1.0, prior_scale_intercept=None, offset=None, freq_weights=None,
-                 var_weights=None, missing: str = "drop") -> None:
-        data = from_arrays(endog, exog, missing, offset=offset, freq_weights=freq_weights,
-                           var_weights=var_weights)
-        self._setup_bayes(data, link, prior_mean, prior_scale, prior_scale_intercept)
-
-    @classmethod
-    def from_formula(cls, formula: str, data, link: L.Link | None = None, prior_mean=0.0,
-                     prior_scale=1.0, prior_scale_intercept=None, offset=None,
-                     freq_weights=None, var_weights=None, missing: str = "drop",
-                     eval_env: int = 0) -> BayesGLM:
-        """Build the model from a patsy formula on a DataFrame.
-
-        Parameters
-        ----------
-        formula : str
-            ``"y ~ x1 + C(group)"``; the intercept column is named ``Intercept``.
-        data : pandas.DataFrame
-        link, prior_mean, prior_scale, prior_scale_intercept, offset, freq_weights, \
-var_weights, missing
-            As for the constructor; dicts of prior values use the design-column names.
-        eval_env : int
-            Extra frames above the caller in which to look up names used in the formula.
-        """
-        md = from_formula(formula, data, missing, eval_env + 1, offset=offset,
-                          freq_weights=freq_weights, var_weights=var_weights)
-        self = cls.__new__(cls)
-        self._setup_bayes(md, link, prior_mean, prior_scale, prior_scale_intercept)
-        return self
-
-    def _setup_bayes(self, data: ModelData, link, prior_mean, prior_scale,
+    def _setup_prior(self, data: ModelData, link, prior_mean, prior_scale,
                      prior_scale_intercept) -> None:
-        link = self._fixed_link or link or L.Logit()
-        if not isinstance(link, L.Link):
-            raise TypeError(f"link must be a glmclass link, e.g. gc.links.Probit(); got {link!r}")
-        self._setup(data, F.Binomial(link))
+        self._set_problem(data, F.Binomial(L.Logit() if link is None else link))
         names = self.exog_names
-        ones = np.flatnonzero(np.all(self.exog == 1.0, axis=0))
-        self.intercept_index = int(ones[0]) if ones.size else None
+        self.intercept_index = data.intercept_index
         mean = _per_column(prior_mean, names, 0.0, "prior_mean")
         scale = _per_column(prior_scale, names, 1.0, "prior_scale")
         if not np.all(np.isfinite(mean)):
@@ -212,17 +150,11 @@ var_weights, missing
         -------
         BayesGLMResults
         """
-        if information not in ("observed", "expected"):
-            raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
-        if optimize_prior not in (False, True, "direct", "mackay"):
-            raise ValueError(f"optimize_prior must be True, False, 'direct' or 'mackay', got "
-                             f"{optimize_prior!r}")
-        p = self.exog.shape[1]
-        if start_params is not None:
-            start_params = np.asarray(start_params, dtype=float)
-            if start_params.shape != (p,):
-                raise ValueError(f"start_params must have {p} values")
-        control = Control(maxiter=maxiter, tol=tol, hessian="observed")
+        check_option("information", information, ("observed", "expected"))
+        check_option("optimize_prior", optimize_prior, (False, True, "direct", "mackay"))
+        start_params = check_start(start_params, self.exog_names)
+        fc = fit_control(maxiter, tol)
+        control = Control(maxiter=fc.maxiter, tol=fc.tol, hessian="observed")
         codes, group_names = self._groups(groups)
         precision, opt = self.prior_precision, None
         if optimize_prior:
@@ -230,10 +162,10 @@ var_weights, missing
             precision, opt = self._optimize(precision, codes, len(group_names), method,
                                             control, start_params)
         post = self._posterior(precision, control, start_params, information)
-        self._warn(post.fit)
-        null_eta, null_dev = self._null_fit(control)
-        return BayesGLMResults(self, post, null_eta, null_dev, codes, group_names, opt,
-                               information)
+        self._warn_aliased(post.fit.aliased)
+        self._warn_convergence(post.fit, "IRLS (posterior mode)")
+        return BayesGLMResults(self, post, self.problem.null_fit(control), codes, group_names,
+                               opt, information)
 
     def _groups(self, groups) -> tuple[np.ndarray, list]:
         """Group code of each column (-1: prior held fixed) and the group names."""
@@ -287,43 +219,77 @@ var_weights, missing
                    information: str = "observed") -> Posterior:
         """Penalised IRLS at a given prior and the Laplace quantities at the mode."""
         penalty = Penalty(np.diag(precision), self.prior_mean)
-        fit, eta = self._irls(self.exog, control, start, penalty)
+        prob = self.problem
+        fit = prob.irls(control, start, penalty)
         keep = ~fit.aliased
-        fam = self.family
-        # with aliased columns, the kept ones are gathered block by block: no copy of X
-        blocks = ArrayBlocks(self.exog, self.endog, self.prior_weights).take_columns(keep)
-
-        def rows_of(b: Block) -> np.ndarray:
-            return eta[b.start : b.start + b.X.shape[0]]
-
-        if fam.is_canonical:  # observed = Fisher: the solver's Gram at the mode
-            obs = fit.gram[np.ix_(keep, keep)]
-        else:
-            obs = weighted_gram(blocks, lambda b: b.weights * fam.observed_weights(b.y, rows_of(b)))
-        hessian = obs + np.diag(precision[keep])
+        prior = np.diag(precision[keep])
+        hessian = prob.information(fit.coef, keep, True, fit.gram) + prior
         info = hessian
-        if information == "expected" and not fam.is_canonical:
-            info = weighted_gram(blocks, lambda b: b.weights * fam.working_weights(rows_of(b)))
-            info = info + np.diag(precision[keep])
-        ll = self._loglik(eta)
+        if information == "expected" and not self.family.is_canonical:
+            # the penalised fit ran on the observed Hessian: the Fisher information is new
+            info = prob.information(fit.coef, keep, False) + prior
+        ll = prob.loglik(prob.linear_predictor(fit.coef), prob.nobs)
         try:
             ev = laplace.laplace_log_evidence(ll, fit.coef[keep], self.prior_mean[keep],
                                               precision[keep], hessian)
         except NotPositiveDefinite:
             ev = np.nan
-        return Posterior(fit, eta, precision, hessian, info, ll, ev)
-
-    def _loglik(self, eta: np.ndarray) -> float:
-        ll = self.family.loglik_obs(self.endog, eta, self.var_weights, 1.0)
-        return float(np.sum(np.where(self.freq_weights > 0, self.freq_weights * ll, 0.0)))
+        return Posterior(fit, precision, hessian, info, ll, ev)
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__}: {self.family!r}, nobs={self.exog.shape[0]}, "
                 f"prior N(m, s^2)>")
 
 
-class BayesLogit(BayesGLM):
-    """Bayesian logistic regression (PRML §4.5): :class:`BayesGLM` with the logit link.
+class BayesGLM(BayesBinary):
+    """Binary-response GLM with a Gaussian prior on the coefficients, Laplace posterior.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,)
+        0/1, bool, two labels, or proportions with ``var_weights`` = number of trials.
+    exog : array-like of shape (n_obs, p)
+        Design matrix (include a constant column for an intercept).
+    link : Link or str, default Logit()
+        Any binomial link: ``gc.links.Probit()``, ``"cloglog"``, ...
+    prior_mean : float, array-like of shape (p,) or dict
+        Prior means m_j: one number, one per column, or a dict by column name (columns not
+        named get 0).
+    prior_scale : float, array-like of shape (p,) or dict
+        Prior standard deviations s_j > 0: one number, one per column, or a dict by column name
+        (columns not named get 1). ``np.inf`` gives a flat prior on that coefficient.
+    prior_scale_intercept : float or "flat", optional
+        Prior sd of the intercept (the constant column) when it should differ from the others,
+        as ``prior.scale.for.intercept`` of R's ``arm::bayesglm``: a number (a broad prior such
+        as 10), or ``"flat"`` (``np.inf``) for an improper flat prior. The intercept's prior is
+        then held fixed when the prior is optimised. Default: as given by ``prior_scale``.
+    offset, freq_weights, var_weights, missing
+        As for :class:`~glmclass.GLM`.
+
+    Notes
+    -----
+    See :class:`BayesBinary` for the model.
+
+    References
+    ----------
+    Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.4-4.5.
+    """
+
+    def __init__(self, endog, exog, link: L.Link | None = None, prior_mean=0.0,
+                 prior_scale=1.0, prior_scale_intercept=None, offset=None, freq_weights=None,
+                 var_weights=None, missing: str = "drop") -> None:
+        super().__init__(endog, exog, missing, link=link, prior_mean=prior_mean,
+                         prior_scale=prior_scale, prior_scale_intercept=prior_scale_intercept,
+                         offset=offset, freq_weights=freq_weights, var_weights=var_weights)
+
+    def _setup(self, data: ModelData, link=None, prior_mean=0.0, prior_scale=1.0,
+               prior_scale_intercept=None) -> None:
+        self._setup_prior(data, link, prior_mean, prior_scale, prior_scale_intercept)
+
+
+class BayesLogit(BayesBinary):
+    """Bayesian logistic regression (PRML §4.5): a binary GLM with the logit link and a
+    Gaussian prior on the coefficients, Laplace posterior.
 
     Parameters are those of :class:`BayesGLM` without ``link``.
 
@@ -335,21 +301,15 @@ class BayesLogit(BayesGLM):
     >>> res.log_evidence, res.predict(spector, method="probit")      # doctest: +SKIP
     """
 
-    _fixed_link = L.Logit()
-
     def __init__(self, endog, exog, prior_mean=0.0, prior_scale=1.0, prior_scale_intercept=None,
                  offset=None, freq_weights=None, var_weights=None, missing: str = "drop") -> None:
-        super().__init__(endog, exog, None, prior_mean, prior_scale, prior_scale_intercept,
-                         offset, freq_weights, var_weights, missing)
+        super().__init__(endog, exog, missing, prior_mean=prior_mean, prior_scale=prior_scale,
+                         prior_scale_intercept=prior_scale_intercept, offset=offset,
+                         freq_weights=freq_weights, var_weights=var_weights)
 
-    @classmethod
-    def from_formula(cls, formula: str, data, prior_mean=0.0, prior_scale=1.0,
-                     prior_scale_intercept=None, offset=None, freq_weights=None,
-                     var_weights=None, missing: str = "drop", eval_env: int = 0) -> BayesLogit:
-        """Build the model from a patsy formula (see :meth:`BayesGLM.from_formula`)."""
-        return super().from_formula(formula, data, None, prior_mean, prior_scale,
-                                    prior_scale_intercept, offset, freq_weights, var_weights,
-                                    missing, eval_env + 1)
+    def _setup(self, data: ModelData, prior_mean=0.0, prior_scale=1.0,
+               prior_scale_intercept=None) -> None:
+        self._setup_prior(data, L.Logit(), prior_mean, prior_scale, prior_scale_intercept)
 
 
 def _per_column(value, names: list[str], default: float, arg: str) -> np.ndarray:

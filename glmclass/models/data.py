@@ -6,12 +6,25 @@ The caller's arrays and DataFrames are never modified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from ..formula.design import DesignSpec, build_design
+
+
+def intercept_index(X: np.ndarray) -> int | None:
+    """Position of the first column of X that is all ones, None if there is none.
+
+    Only columns whose first value is 1 are scanned, one at a time: no n x p temporary.
+    """
+    if X.shape[0] == 0:
+        return None
+    for j in np.flatnonzero(X[0] == 1.0):
+        if np.all(X[:, j] == 1.0):
+            return int(j)
+    return None
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,11 @@ class ModelData:
     n_dropped : int
         Rows dropped for missing values.
     formula : str or None
+    intercept_index : int or None
+        Position of the first constant column of ones (the intercept), None without one.
+    feature_mask : ndarray of bool or None
+        Formula columns kept as features (None: all): generative models drop the intercept,
+        and :meth:`design` drops it from new data too.
     """
 
     exog: np.ndarray
@@ -45,15 +63,29 @@ class ModelData:
     spec: DesignSpec | None = None
     n_dropped: int = 0
     formula: str | None = None
+    intercept_index: int | None = None
+    feature_mask: np.ndarray | None = None
 
     @property
     def nrows(self) -> int:
         return self.exog.shape[0]
 
+    def without_intercept(self) -> ModelData:
+        """The same data with the intercept column removed from the design (and from the
+        designs of new data)."""
+        if self.intercept_index is None:
+            return self
+        keep = np.ones(self.exog.shape[1], dtype=bool)
+        keep[self.intercept_index] = False
+        return replace(self, exog=np.ascontiguousarray(self.exog[:, keep]),
+                       exog_names=[n for n, k in zip(self.exog_names, keep, strict=True) if k],
+                       intercept_index=None, feature_mask=keep)
+
     def design(self, newdata) -> np.ndarray:
         """Design matrix of new data: through the formula, or as given for array models."""
         if self.spec is not None:
-            return self.spec.exog(newdata)
+            x = self.spec.exog(newdata)
+            return x if self.feature_mask is None else x[:, self.feature_mask]
         x = _as_2d(newdata, "exog")
         if x.shape[1] != self.exog.shape[1]:
             raise ValueError(
@@ -182,7 +214,8 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
         x, y, index = x[keep], y[keep], index[keep]
         arrs = {k: (a[keep] if a is not None else None) for k, a in arrs.items()}
     x = np.ascontiguousarray(x)
-    return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()))
+    return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()),
+                     None, intercept_index(x))
 
 
 def _per_row(a, key: str) -> np.ndarray:
@@ -198,17 +231,20 @@ def _per_row(a, key: str) -> np.ndarray:
         raise ValueError(f"{key} must be numeric, got values like {a[0]!r}") from None
 
 
-def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env: int = 0,
+def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env=None,
                  **arrays) -> ModelData:
-    """Validate the formula path; ``arrays`` are aligned with ``data``'s rows."""
-    d = build_design(formula, data, missing, arrays, eval_env=eval_env + 1)
+    """Validate the formula path; ``arrays`` are aligned with ``data``'s rows; ``eval_env`` is
+    the environment captured at the public entry point."""
+    d = build_design(formula, data, missing, arrays, eval_env=eval_env)
     if d.endog is None:
         raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
     arrs = {k: (_per_row(a, k)[d.rows] if a is not None else None) for k, a in arrays.items()}
     y = d.endog
     values = y.array if isinstance(y.dtype, pd.CategoricalDtype) else y.to_numpy()
-    return ModelData(d.exog, d.spec.column_names, values, str(y.name), d.index, arrs, d.spec,
-                     d.n_dropped, formula)
+    names = d.spec.column_names
+    icpt = names.index("Intercept") if "Intercept" in names else intercept_index(d.exog)
+    return ModelData(d.exog, names, values, str(y.name), d.index, arrs, d.spec, d.n_dropped,
+                     formula, icpt)
 
 
 def _index(endog, exog, n: int) -> pd.Index:

@@ -13,8 +13,6 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 
@@ -22,7 +20,8 @@ from ..blocks import ArrayBlocks
 from ..numerics import discriminant as nd
 from ..numerics.linalg import NotPositiveDefinite
 from ..results.discriminant import LDAResults, QDAResults
-from .data import ModelData, check_finite, from_arrays, from_formula
+from .base import Model, check_option
+from .data import ModelData, check_finite
 from .response import multiclass_response
 
 
@@ -61,8 +60,11 @@ def parse_prior(prior, levels: list) -> np.ndarray | None:
     return p / p.sum()
 
 
-class _Generative:
+class GenerativeBase(Model):
     """Data handling shared by the generative classifiers (LDA, QDA, BernoulliNB).
+
+    A formula's intercept column is removed from the features (a constant is no feature of a
+    generative model), so ``C(g)`` is still coded with K - 1 indicators.
 
     Attributes
     ----------
@@ -78,81 +80,37 @@ class _Generative:
         Given priors; None means the class frequencies are estimated.
     """
 
+    _features_only = True
+
     def __init__(self, endog, exog, prior=None, missing: str = "drop") -> None:
-        data = from_arrays(endog, exog, missing)
-        cats = getattr(getattr(endog, "dtype", None), "categories", None)
-        if cats is not None:  # keep a Categorical's level order through the array path
-            data = dataclasses.replace(data, endog=pd.Categorical(data.endog, categories=cats))
-        self._setup(data, prior, None)
+        super().__init__(endog, exog, missing, prior=prior)
 
-    @classmethod
-    def from_formula(cls, formula: str, data, prior=None, missing: str = "drop",
-                     eval_env: int = 0):
-        """Build the model from a patsy formula on a DataFrame.
-
-        The intercept column patsy adds is removed from the features (a constant is no
-        feature of a generative model), so ``C(g)`` is still coded with K - 1 indicators.
-
-        Parameters
-        ----------
-        formula : str
-            ``"Species ~ Sepal_Length + Petal_Width + C(site)"``.
-        data : pandas.DataFrame
-        prior : dict, Series or array-like, optional
-            Class priors (default: the class frequencies).
-        missing : {"drop", "raise"}
-        eval_env : int
-            Extra frames above the caller in which to look up names used in the formula.
-        """
-        md = from_formula(formula, data, missing, eval_env + 1)
-        keep = np.array([name != "Intercept" for name in md.exog_names])
-        if not keep.all():
-            md = dataclasses.replace(
-                md, exog=np.ascontiguousarray(md.exog[:, keep]),
-                exog_names=[n for n, k in zip(md.exog_names, keep, strict=True) if k])
-        self = cls.__new__(cls)
-        self._setup(md, prior, keep)
-        return self
-
-    def _setup(self, data: ModelData, prior, keep: np.ndarray | None) -> None:
+    def _setup(self, data: ModelData, prior=None) -> None:
         check_finite(data)
         if data.exog.shape[1] == 0:
             raise ValueError(f"{type(self).__name__} needs at least one feature; the design has "
                              "none (a formula 'y ~ 1' has no features)")
         codes, levels = multiclass_response(data.endog, data.endog_name)
-        self.data = data
         self.endog = codes
         self.levels = levels
-        self.exog = data.exog
-        self.exog_names = data.exog_names
         self.prior = parse_prior(prior, levels)
-        self._keep = keep
-
-    @property
-    def formula(self) -> str | None:
-        return self.data.formula
 
     @property
     def nobs(self) -> int:
         return int(self.exog.shape[0])
 
-    def design(self, newdata) -> np.ndarray:
-        """Feature matrix of new data (through the formula when there is one)."""
-        x = self.data.design(newdata)
-        if self.data.spec is not None and self._keep is not None:
-            x = x[:, self._keep]
-        return x
+    def _blocks(self) -> ArrayBlocks:
+        """The features as a block source, with the class codes as the response."""
+        return ArrayBlocks(self.exog, self.endog)
 
     def _moments(self) -> nd.ClassMoments:
-        return nd.class_moments(ArrayBlocks(self.exog, self.endog), len(self.levels))
+        return nd.class_moments(self._blocks(), len(self.levels))
 
     def _priors(self, counts: np.ndarray) -> np.ndarray:
         return self.prior if self.prior is not None else counts / counts.sum()
 
     def _check_cov(self, cov: str) -> bool:
-        if cov not in ("mle", "unbiased"):
-            raise ValueError(f"cov must be 'mle' or 'unbiased', got {cov!r}")
-        return cov == "unbiased"
+        return check_option("cov", cov, ("mle", "unbiased")) == "unbiased"
 
     def _singular(self, cov: np.ndarray, means: np.ndarray, whose: str, remedy: str) -> None:
         """Raise naming the constant or collinear features of a singular covariance."""
@@ -186,7 +144,7 @@ class _Generative:
                 f"{self.exog.shape[1]} features, nobs={self.nobs}>")
 
 
-class LDA(_Generative):
+class LDA(GenerativeBase):
     """Linear discriminant analysis: Gaussian classes with one shared covariance matrix.
 
     Parameters
@@ -245,7 +203,7 @@ class LDA(_Generative):
         if cv:
             self._check_cv(m.counts)
         if shrinkage == "ledoit-wolf":
-            fourth = nd.residual_fourth_moment(ArrayBlocks(self.exog, self.endog), m.means)
+            fourth = nd.residual_fourth_moment(self._blocks(), m.means)
             intensity = nd.ledoit_wolf_intensity(m.within, fourth, n)
         sigma = nd.shrink(m.within / (n - k if unbiased else n), intensity)
         sph = self._sphere(sigma, m.means, "the pooled within-class covariance",
@@ -276,7 +234,7 @@ class LDA(_Generative):
                              "leaving it out leaves the class empty; cv=True needs two per class")
 
 
-class QDA(_Generative):
+class QDA(GenerativeBase):
     """Quadratic discriminant analysis: Gaussian classes, each with its own covariance.
 
     Parameters

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..results.naive_bayes import BernoulliNBResults
 from .data import ModelData
-from .discriminant import _Generative
+from .discriminant import GenerativeBase
 
 
 def check_binary(X: np.ndarray, names: list[str]) -> None:
@@ -26,7 +26,7 @@ def check_binary(X: np.ndarray, names: list[str]) -> None:
                          "'I(x > c)' or C(x) indicators)")
 
 
-class BernoulliNB(_Generative):
+class BernoulliNB(GenerativeBase):
     """Naive Bayes classifier with independent Bernoulli features within each class.
 
     Parameters
@@ -50,13 +50,13 @@ class BernoulliNB(_Generative):
     Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.2.3.
     """
 
-    def _setup(self, data: ModelData, prior, keep: np.ndarray | None) -> None:
-        super()._setup(data, prior, keep)
+    def _setup(self, data: ModelData, prior=None) -> None:
+        super()._setup(data, prior)
         check_binary(self.exog, self.exog_names)
 
-    def design(self, newdata) -> np.ndarray:
+    def design(self, exog) -> np.ndarray:
         """Feature matrix of new data, checked to be binary (missing values allowed)."""
-        x = super().design(newdata)
+        x = super().design(exog)
         ok = ~np.isnan(x).any(axis=1)
         check_binary(x[ok], self.exog_names)
         return x

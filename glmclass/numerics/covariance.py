@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solvers.gram import block_rows, weighted_gram
+from ..blocks import ArrayBlocks, block_rows
+from ..solvers.gram import weighted_gram
 
 #: The covariance types :func:`covariance` computes.
 COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster")
@@ -97,7 +98,7 @@ def covariance(
         Dispersion; "nonrobust" returns ``scale * bread``. The robust types ignore it.
     rows : int, optional
         Rows per block when reading ``scores`` (default from
-        :func:`glmclass.solvers.gram.block_rows`); changes no result beyond rounding.
+        :func:`glmclass.blocks.block_rows`); changes no result beyond rounding.
 
     Returns
     -------
@@ -154,7 +155,8 @@ def covariance(
         if use_correction:
             meat *= (n - 1.0) / _residual_df(n, k, cov_type)
     else:
-        meat = weighted_gram(scores, _hc_weights(cov_type, hat, f, n_rows), rows)
+        meat = weighted_gram(ArrayBlocks(scores, weights=_hc_weights(cov_type, hat, f, n_rows),
+                                          rows=rows))
         if cov_type == "HC1":
             meat *= n / _residual_df(n, k, cov_type)
     if not np.all(np.isfinite(meat)):

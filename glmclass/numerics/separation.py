@@ -35,12 +35,13 @@ infinite maximum likelihood estimates. R package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
-__all__ = ["Separation", "detect_separation"]
+__all__ = ["Separation", "SeparationPolicy", "detect_separation", "exploding"]
 
 #: Components of the (box-normalised) LP direction below this are zeros, as detectseparation's
 #: default ``tolerance``. The optimal direction always has max |b_j| = 1 (the objective is
@@ -51,22 +52,31 @@ _DIRECTION_TOL = 1e-4
 
 @dataclass(frozen=True)
 class Separation:
-    """Outcome of the separation test.
+    """Outcome of a separation check: the one record every model reports.
 
     Attributes
     ----------
     separated : bool
         True when the maximum-likelihood estimate does not exist (complete or quasi-complete
-        separation).
+        separation), or, for ``kind="apparent"``, when the fit shows its symptoms.
     kind : str
         ``"none"``, ``"complete"`` (some direction classifies every observation strictly
-        correctly) or ``"quasi-complete"`` (only with ties on the separating hyperplane).
+        correctly), ``"quasi-complete"`` (only with ties on the separating hyperplane) or
+        ``"apparent"`` (the problem was too large for the exact test; estimates or standard
+        errors explode on their columns' scale).
     columns : tuple of int
-        Indices of the design columns whose estimates are infinite.
-    directions : ndarray of int, shape (p,)
-        -1, 0 or +1: the sign of the divergence of each coefficient (0 = finite).
+        Indices of the design columns with an infinite estimate (for any level).
+    directions : ndarray of int, shape (p,) or (K-1, p)
+        -1, 0 or +1: the sign of the divergence of each coefficient (0 = finite); one row per
+        non-reference level for a multinomial model.
     names : tuple of str, optional
-        Column names, used only by :attr:`note` and :meth:`message`.
+        Column names, used only by messages.
+    equations : tuple, optional
+        Multinomial models: the non-reference levels, one per row of ``directions``.
+    levels : list
+        Multinomial models: levels perfectly separated from all the other levels.
+    ref : label, optional
+        Multinomial models: the reference level.
     """
 
     separated: bool
@@ -74,35 +84,59 @@ class Separation:
     columns: tuple[int, ...]
     directions: np.ndarray
     names: tuple[str, ...] | None = field(default=None, compare=False)
+    equations: tuple = ()
+    levels: list = field(default_factory=list)
+    ref: Any = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Separation):
             return NotImplemented
         return (self.separated == other.separated and self.kind == other.kind
                 and self.columns == other.columns
-                and np.array_equal(self.directions, other.directions))
+                and np.array_equal(self.directions, other.directions)
+                and self.equations == other.equations and self.levels == other.levels)
 
     __hash__ = None  # mutable-array field: not hashable
 
     def with_names(self, names: list[str] | tuple[str, ...]) -> Separation:
         """Return a copy that knows the design-column names (for messages)."""
-        return Separation(self.separated, self.kind, self.columns, self.directions,
-                          tuple(str(n) for n in names))
+        return replace(self, names=tuple(str(n) for n in names))
+
+    def _labels(self, row: np.ndarray) -> list[str]:
+        labels = []
+        for j in np.flatnonzero(row):
+            name = self.names[j] if self.names is not None and j < len(self.names) else f"x{j}"
+            labels.append(f"{name} ({'+' if row[j] > 0 else '-'}inf)")
+        return labels
 
     @property
     def column_labels(self) -> list[str]:
-        """Labels of the infinite columns with the sign of their divergence, e.g. ``NV (+inf)``."""
-        labels = []
-        for j in self.columns:
-            name = self.names[j] if self.names is not None and j < len(self.names) else f"x{j}"
-            labels.append(f"{name} ({'+' if self.directions[j] > 0 else '-'}inf)")
-        return labels
+        """Labels of the infinite columns with the sign of their divergence, e.g. ``NV (+inf)``
+        (binary models)."""
+        return self._labels(np.atleast_2d(self.directions)[0]) if not self.equations else []
+
+    @property
+    def infinite(self) -> dict:
+        """Multinomial models: non-reference level -> labels of its diverging coefficients."""
+        out = {}
+        for lv, row in zip(self.equations, np.atleast_2d(self.directions), strict=False):
+            if row.any():
+                out[lv] = self._labels(row)
+        return out
+
+    def _where(self) -> str:
+        if not self.equations:
+            return ", ".join(self.column_labels) or "(none identifiable)"
+        parts = [f"level {lv!r}: {', '.join(cols)}" for lv, cols in self.infinite.items()]
+        return "; ".join(parts) if parts else "(not identifiable)"
 
     def message(self) -> str:
         """A one-paragraph explanation for a warning or an error."""
         if not self.separated:
             return "No separation: the maximum-likelihood estimate exists."
-        cols = ", ".join(self.column_labels) or "(none identifiable)"
+        if self.equations:
+            return self._multinomial_message()
+        cols = self._where()
         if self.kind == "apparent":
             return (
                 "Apparent separation: the design is too large for the exact linear-programming "
@@ -119,13 +153,36 @@ class Separation:
             "separating columns/levels."
         )
 
+    def _multinomial_message(self) -> str:
+        who = (f"level {', '.join(map(repr, self.levels))} "
+               f"{'is' if len(self.levels) == 1 else 'are'} perfectly separated from the other "
+               "levels; " if self.levels else "")
+        if self.kind == "apparent":
+            return (
+                "Apparent separation: the standard errors of these coefficients (log-odds "
+                f"against the reference {self.ref!r}) explode, the sign that the maximum-"
+                f"likelihood estimate does not exist and they are infinite: {self._where()} (the "
+                "exact linear-programming test was skipped for a problem this large). Their "
+                "reported values are arbitrary large numbers. Use a penalised or Bayesian model "
+                "(a Gaussian prior, as in gc.BayesLogit, keeps every estimate finite), or merge "
+                "the level or drop the separating columns.")
+        return (
+            f"{self.kind.capitalize()} separation: {who}the maximum-likelihood estimate does not "
+            f"exist and these coefficients (log-odds against the reference {self.ref!r}) are "
+            f"infinite: {self._where()}. Their reported values are arbitrary large numbers with "
+            "meaningless standard errors. Use a penalised or Bayesian model (a Gaussian prior, "
+            "as in gc.BayesLogit, keeps every estimate finite), or merge the level or drop the "
+            "separating columns.")
+
     @property
     def note(self) -> str:
         """Note for the results summary ("" when there is no separation)."""
         if not self.separated:
             return ""
+        advice = ("consider a penalised or Bayesian model." if self.equations
+                  else "consider gc.BayesLogit.")
         return (f"{self.kind.capitalize()} separation detected: infinite estimates for "
-                f"{', '.join(self.column_labels)}; consider gc.BayesLogit.")
+                f"{self._where()}; {advice}")
 
 
 def _none(p: int) -> Separation:
@@ -239,3 +296,56 @@ def _has_strict_direction(A: np.ndarray, E: np.ndarray, tol: float) -> bool:
     res = linprog(c, A_ub=np.hstack([-A, np.ones((n, 1))]), b_ub=np.zeros(n),
                   bounds=[(-1.0, 1.0)] * p + [(None, 1.0)], method="highs")
     return bool(res.status == 0 and -res.fun > tol)
+
+
+# --- when to run the exact test ---------------------------------------------------------------
+
+def exploding(coef: np.ndarray, se: np.ndarray, scale: np.ndarray, coef_trigger: float = 100.0,
+              se_trigger: float = 30.0) -> np.ndarray:
+    """The symptom separation leaves on a fit: estimates or standard errors that are huge on
+    their column's scale ``max |x_j|`` (along a separating direction the information vanishes).
+
+    Parameters
+    ----------
+    coef, se : ndarray of shape (m,)
+        Estimates and standard errors (inf where the information is singular).
+    scale : ndarray of shape (m,)
+        ``max |x_j|`` of each coefficient's column.
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.abs(np.nan_to_num(coef)) * scale > coef_trigger) | ~(se * scale <= se_trigger)
+
+
+@dataclass(frozen=True)
+class SeparationPolicy:
+    """When a fit gets the exact linear-programming test: the one policy of every model.
+
+    Attributes
+    ----------
+    always_cells : int
+        Problems up to this size (rows x coefficients of the LP) always get the LP: a few
+        milliseconds.
+    max_cells : int
+        Problems larger than this get the symptom check only (HiGHS needs many times the memory
+        of the design): the record is then ``"apparent"``.
+    """
+
+    always_cells: int
+    max_cells: int
+
+    def decide(self, cells: int, converged: bool, symptoms: bool) -> str:
+        """``"none"`` (an interior maximum with moderate standard errors: the MLE exists),
+        ``"lp"`` (run the exact test) or ``"apparent"`` (report the symptoms)."""
+        if converged and not symptoms and cells > self.always_cells:
+            return "none"
+        return "lp" if cells <= self.max_cells else "apparent"
+
+
+#: Binary GLMs: measured 4 ms at 1000 x 5, 11 ms at 2000 x 10, 55 ms at 1e4 x 10, 7 s at 1e6 x 10.
+BINARY = SeparationPolicy(always_cells=10_000, max_cells=5_000_000)
+#: Multinomial logit: the LP's expanded design has N (K-1) rows and (K-1) p columns.
+MULTINOMIAL = SeparationPolicy(always_cells=0, max_cells=500_000)

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..errors import one_of
+
 
 def row_key(index: pd.Index, freq_weights: np.ndarray | None, rows: int = 65536) -> str:
     """Fingerprint of the rows a model was fit on, so that :func:`compare` can refuse to
@@ -67,10 +69,65 @@ class LikelihoodMixin(CriteriaMixin):
         """McFadden's pseudo R-squared, 1 - llf / llnull."""
         return 1.0 - self.llf / self.llnull
 
+
+class WaldMixin:
+    """``bse``, ``tvalues`` (``zvalues``), ``pvalues`` and ``conf_int`` of an estimate that is
+    approximately normal with covariance ``_cov`` (a labelled DataFrame defined by the results
+    class): the sampling distribution of a maximum-likelihood estimate, or a Laplace posterior.
+    With ``_use_t`` the reference distribution is Student's t on ``df_resid``."""
+
+    params: pd.Series
+    df_resid: float
+    _use_t: bool = False
+
+    @cached_property
+    def bse(self) -> pd.Series:
+        """Standard errors, the square roots of the diagonal of ``cov_params()``."""
+        return pd.Series(np.sqrt(np.diag(self._cov)), index=self.params.index, name="bse")
+
+    @cached_property
+    def tvalues(self) -> pd.Series:
+        """Wald statistics params / bse (z, or t when the dispersion is estimated)."""
+        return (self.params / self.bse).rename("t" if self._use_t else "z")
+
     @property
-    def zvalues(self):
-        """Alias of ``tvalues`` (z statistics for fixed-scale families)."""
+    def zvalues(self) -> pd.Series:
+        """Alias of ``tvalues``."""
         return self.tvalues
+
+    def _quantile(self, alpha: float) -> float:
+        return float(stats.t.isf(alpha / 2, self.df_resid) if self._use_t
+                     else stats.norm.isf(alpha / 2))
+
+    @cached_property
+    def pvalues(self) -> pd.Series:
+        """Two-sided p-values of ``tvalues`` (normal; Student t on df_resid when the dispersion
+        is estimated)."""
+        t = np.abs(self.tvalues.to_numpy())
+        p = 2 * (stats.t.sf(t, self.df_resid) if self._use_t else stats.norm.sf(t))
+        return pd.Series(p, index=self.params.index, name="pvalues")
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Intervals ``params -+ q bse``: a DataFrame with columns ``lower`` and ``upper``."""
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        q = self._quantile(alpha)
+        return pd.DataFrame({"lower": self.params - q * self.bse,
+                             "upper": self.params + q * self.bse})
+
+
+def check_which(which: str, allowed: tuple[str, ...]) -> str:
+    """The one check of ``predict(which=...)`` (the contract is in :mod:`glmclass.models.base`)."""
+    if not isinstance(which, str) or which not in allowed:
+        raise ValueError(f"which must be {one_of(allowed)}, got {which!r}")
+    return which
+
+
+def output_index(exog, n: int) -> pd.Index:
+    """The index of predictions for new data: the caller's pandas index, else 0..n-1."""
+    if isinstance(exog, (pd.DataFrame, pd.Series)):
+        return exog.index
+    return pd.RangeIndex(n)
 
 
 def coef_table(params, bse, stat, pvalues, ci, stat_name: str, alpha: float) -> pd.DataFrame:
@@ -80,3 +137,8 @@ def coef_table(params, bse, stat, pvalues, ci, stat_name: str, alpha: float) -> 
         "coef": params, "std err": bse, stat_name: stat,
         f"P>|{stat_name}|": pvalues, lo: ci.iloc[:, 0], hi: ci.iloc[:, 1],
     })
+
+
+def num(x: float):
+    """A whole number as an int (for reports: 32, not 32.0)."""
+    return int(x) if float(x).is_integer() else x

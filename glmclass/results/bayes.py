@@ -1,26 +1,31 @@
 """Results of a Bayesian binary GLM: Laplace posterior, evidence, predictive probabilities.
 
-The common GLM results (fitted values, residuals, llf, llnull, AIC, ...) come from
-:class:`~glmclass.results.glm.GLMResults`, evaluated at the posterior mode; what is Bayesian
-(the covariance, the intervals, the evidence, the predictive distribution, the report) is here.
+The data-side results (fitted values, residuals, llf, llnull, ...) are those of every GLM-like
+fit (:class:`~glmclass.results.glm_base.GLMBaseResults`), evaluated at the posterior mode; the
+posterior itself (covariance, credible intervals, evidence, predictive distribution, report) is
+here. It is not a subclass of the frequentist :class:`~glmclass.results.glm.GLMResults`.
 """
 
 from __future__ import annotations
 
 import textwrap
+import warnings
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from .. import links as L
+from ..errors import GlmclassWarning
 from ..numerics import laplace
-from ..numerics.linalg import spd_inverse
+from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import Control
 from ..summary import Summary
-from .glm import GLMResults, _num
+from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
+from .glm_base import GLMBaseResults
 
 
-class BayesGLMResults(GLMResults):
+class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     """Posterior mode, Laplace posterior N(w_MAP, S_N) and model evidence of a Bayesian GLM.
 
     Attributes
@@ -29,6 +34,10 @@ class BayesGLMResults(GLMResults):
         Posterior mode (MAP) by design column.
     bse : pandas.Series
         Posterior standard deviations, sqrt(diag S_N).
+    tvalues, pvalues : pandas.Series
+        mode / sd, and the two-sided tail probability 2 Phi(-|mode / sd|) of the Laplace
+        posterior: twice the posterior probability that the coefficient has the other sign.
+        These are posterior summaries, not frequentist tests.
     prior_mean, prior_scale : pandas.Series
         The prior N(m_j, s_j^2) by column, after any optimisation (``inf`` = flat).
     alpha : pandas.Series
@@ -47,10 +56,11 @@ class BayesGLMResults(GLMResults):
         Laplace approximation of ln p(y) (PRML eq. 4.137).
     """
 
-    def __init__(self, model, post, null_eta: np.ndarray, null_deviance: float,
-                 codes: np.ndarray, group_names: list, opt, information: str) -> None:
-        super().__init__(model, post.fit, post.eta, null_eta, null_deviance, "laplace",
-                         information)
+    def __init__(self, model, post, null, codes: np.ndarray, group_names: list, opt,
+                 information: str) -> None:
+        super().__init__(model, post.fit, null)
+        self.method = "laplace"
+        self.information = information
         names = model.data.exog_names
         self._post = post
         self._codes = codes
@@ -71,9 +81,21 @@ class BayesGLMResults(GLMResults):
 
     # --- posterior ------------------------------------------------------------------------------
     @cached_property
-    def _information(self) -> np.ndarray:
-        """Posterior precision S_N^-1 = S_0^-1 + X'RX on the kept columns."""
-        return self._post.information
+    def _cov(self) -> pd.DataFrame:
+        """Posterior covariance S_N, the inverse of S_0^-1 + X'RX on the kept columns."""
+        names = self.model.data.exog_names
+        keep = self._keep
+        full = np.full((len(names), len(names)), np.nan)
+        try:
+            full[np.ix_(keep, keep)] = spd_inverse(self._post.information)
+        except NotPositiveDefinite:
+            warnings.warn("the posterior precision is not positive definite at the mode; "
+                          "posterior standard deviations are NaN", GlmclassWarning, stacklevel=3)
+        return pd.DataFrame(full, index=names, columns=names)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Laplace posterior covariance S_N (a copy)."""
+        return self._cov.copy()
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Equal-tailed credible intervals of the Laplace posterior, ``mode -+ z sd``.
@@ -178,15 +200,14 @@ class BayesGLMResults(GLMResults):
 
     # --- prediction ---------------------------------------------------------------------------
     def _design(self, exog, offset):
-        m, keep = self.model, ~self._fit.aliased
+        m, keep = self.model, self._keep
         if exog is None:
             return (m.exog if keep.all() else m.exog[:, keep]), m.offset, m.data.index
-        X = m.data.design(exog)[:, keep]
+        X = m.design(exog)[:, keep]
         off = None if offset is None else np.asarray(offset, dtype=float).ravel()
         if off is not None and off.shape != (X.shape[0],):
             raise ValueError(f"offset has {off.size} values for {X.shape[0]} rows")
-        index = exog.index if isinstance(exog, (pd.DataFrame, pd.Series)) else None
-        return X, off, index
+        return X, off, output_index(exog, X.shape[0])
 
     def predict_linear(self, exog=None, offset=None) -> pd.DataFrame:
         """Posterior mean and sd of the linear predictor ``a = x' w`` (PRML eq. 4.149-4.150).
@@ -202,15 +223,18 @@ class BayesGLMResults(GLMResults):
             X, self.params.to_numpy()[keep], self._cov_evidence[np.ix_(keep, keep)], off)
         return pd.DataFrame({"mean": mu, "sd": np.sqrt(var)}, index=index)
 
-    def predict(self, exog=None, method: str = "probit", which: str = "mean", offset=None,
-                threshold: float = 0.5, seed=None, n_draws: int = 4000,
-                n_nodes: int = 64) -> pd.Series:
+    def predict(self, exog=None, which: str = "mean", method: str = "probit", offset=None,
+                threshold: float = 0.5, seed=None, n_draws: int = 4000, n_nodes: int = 64):
         """Predictive probabilities p(y = 1 | x, D), integrating over the Laplace posterior.
 
         Parameters
         ----------
         exog : pandas.DataFrame or array-like, optional
             New data through the stored design; default the rows the model was fit on.
+        which : {"mean", "prob", "linear", "class"}
+            Predictive probabilities of the second level (a Series) or of both levels (a
+            DataFrame), the posterior mean of the linear predictor, or labels (probability
+            above ``threshold``): the contract of :mod:`glmclass.models.base`.
         method : {"probit", "map", "quadrature", "mc"}
             ``"probit"``: sigma(kappa(sigma_a^2) mu_a), kappa(s^2) = (1 + pi s^2 / 8)^-1/2
             (PRML eq. 4.155; exact ``Phi(mu_a / sqrt(1 + sigma_a^2))`` for a probit link, not
@@ -218,9 +242,6 @@ class BayesGLMResults(GLMResults):
             ``"quadrature"``: Gauss-Hermite on the 1-D integral over a ~ N(mu_a, sigma_a^2)
             (any link; the accuracy reference). ``"mc"``: average over ``n_draws`` posterior
             draws of w.
-        which : {"mean", "linear", "class"}
-            Probabilities, the posterior mean of the linear predictor, or labels (probability
-            above ``threshold``).
         offset : array-like, optional
             Offset of new rows (default 0).
         threshold : float
@@ -233,15 +254,15 @@ class BayesGLMResults(GLMResults):
 
         Returns
         -------
-        pandas.Series
+        pandas.Series or pandas.DataFrame
         """
+        check_which(which, ("mean", "prob", "linear", "class"))
         if method not in ("probit", "map", "quadrature", "mc"):
             raise ValueError(f"method must be 'probit', 'map', 'quadrature' or 'mc', got "
                              f"{method!r}")
-        if which not in ("mean", "linear", "class"):
-            raise ValueError(f"which must be 'mean', 'linear' or 'class', got {which!r}")
         link = self.model.family.link
-        if method == "probit" and link.name not in ("logit", "probit"):
+        closed_form = link in (L.Logit(), L.Probit())
+        if method == "probit" and not closed_form:
             raise ValueError(f"method='probit' needs a logit or probit link, not {link.name!r}; "
                              "use method='quadrature' or 'mc'")
         X, off, index = self._design(exog, offset)
@@ -249,23 +270,18 @@ class BayesGLMResults(GLMResults):
         coef, cov = self.params.to_numpy()[keep], self._cov_evidence[np.ix_(keep, keep)]
         mu_a, var_a = laplace.linear_predictor_moments(X, coef, cov, off)
         if which == "linear":
-            return pd.Series(mu_a, index=index, name="linear")
+            return self._by_which(which, mu_a, None, index, threshold)
         if method == "map":
             p = link.inverse(mu_a)
         elif method == "probit":
             p = laplace.probit_predictive(mu_a, var_a, link.name)
         elif method == "quadrature":
-            gh_sd = 2.0 if link.name in ("logit", "probit") else laplace.GH_MAX_SD
+            gh_sd = 2.0 if closed_form else laplace.GH_MAX_SD
             p = laplace.quadrature_predictive(mu_a, var_a, link.inverse, n_nodes, gh_sd)
         else:
             rng = np.random.default_rng(seed)
             p = laplace.monte_carlo_predictive(X, coef, cov, link.inverse, off, n_draws, rng)
-        if which == "mean":
-            return pd.Series(p, index=index, name="mean")
-        if self.model.levels is None:
-            raise ValueError("which='class' needs a binary response (0/1 or two labels)")
-        labels = np.asarray(self.model.levels, dtype=object)[(p > threshold).astype(int)]
-        return pd.Series(labels, index=index, name="class")
+        return self._by_which(which, mu_a, p, index, threshold)
 
     # --- report -------------------------------------------------------------------------------
     def _prior_text(self) -> str:
@@ -300,7 +316,7 @@ class BayesGLMResults(GLMResults):
             ("Method", "MAP (penalised IRLS)"), ("Posterior", "Laplace"),
             ("Prior", self._prior_text()),
             ("Prior optimised", "evidence" if self.optimized else "no"),
-            ("No. Observations", _num(self.nobs)), ("Df Model", _num(self.df_model)),
+            ("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
             ("Eff. parameters", float(self.effective_params.sum())),
             ("Converged", self.converged), ("No. Iterations", self.n_iter),
             ("Information", self.information),
@@ -330,7 +346,7 @@ class BayesGLMResults(GLMResults):
         return Summary(title, header, [(None, table)], notes)
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__}: {type(self.model).__name__}, nobs={_num(self.nobs)}, "
+        return (f"<{type(self).__name__}: {type(self.model).__name__}, nobs={num(self.nobs)}, "
                 f"log_evidence={self.log_evidence:.6g}>")
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..numerics import discriminant as nd
 from ..summary import Summary
-from .base import CriteriaMixin, row_key
+from .base import CriteriaMixin, check_which, output_index, row_key
 
 
 class GenerativeResults(CriteriaMixin):
@@ -79,20 +79,18 @@ class GenerativeResults(CriteriaMixin):
         return float(self._log_post[np.arange(y.size), y].sum())
 
     # --- prediction ---------------------------------------------------------------------------
-    def _rows(self, newdata) -> tuple[np.ndarray | None, pd.Index]:
-        if newdata is None:
+    def _rows(self, exog) -> tuple[np.ndarray | None, pd.Index]:
+        if exog is None:
             return None, self.model.data.index
-        X = self.model.design(newdata)
-        if isinstance(newdata, (pd.DataFrame, pd.Series)):
-            return X, newdata.index
-        return X, pd.RangeIndex(X.shape[0])
+        X = self.model.design(exog)
+        return X, output_index(exog, X.shape[0])
 
     def _output(self, log_post: np.ndarray, index: pd.Index, which: str, log_joint=None):
         if which == "log_joint":
             return pd.DataFrame(log_joint, index=index, columns=self._lev)
         if which == "log_prob":
             return pd.DataFrame(log_post, index=index, columns=self._lev)
-        if which == "prob":
+        if which in ("prob", "mean"):
             return pd.DataFrame(np.exp(log_post), index=index, columns=self._lev)
         bad = np.isnan(log_post).any(axis=1)
         best = np.argmax(np.where(bad[:, None], 0.0, log_post), axis=1)
@@ -100,27 +98,28 @@ class GenerativeResults(CriteriaMixin):
         labels[bad] = None
         return pd.Series(labels, index=index, name="class")
 
-    def predict(self, newdata=None, which: str = "prob"):
+    _which: tuple[str, ...] = ("prob", "mean", "log_prob", "class", "log_joint")
+
+    def predict(self, exog=None, which: str = "prob"):
         """Posterior class probabilities, log-probabilities or labels.
 
         Parameters
         ----------
-        newdata : pandas.DataFrame or array-like, optional
+        exog : pandas.DataFrame or array-like, optional
             New data (a DataFrame with the formula's columns, or a feature matrix for array
             models); None for the data the model was fit on.
-        which : {"prob", "log_prob", "class", "log_joint"}
-            p(k | x) (a DataFrame, one column per level), its logarithm, the most probable
-            label (a Series), or ln p(x, k).
+        which : {"prob", "mean", "log_prob", "class", "log_joint"}
+            p(k | x) (a DataFrame, one column per level; ``"mean"`` is the same), its
+            logarithm, the most probable label (a Series), or ln p(x, k): the contract of
+            :mod:`glmclass.models.base`.
 
         Returns
         -------
         pandas.DataFrame or pandas.Series
             Rows with missing values give NaN (label missing).
         """
-        if which not in ("prob", "log_prob", "class", "log_joint"):
-            raise ValueError(f"which must be 'prob', 'log_prob', 'class' or 'log_joint', got "
-                             f"{which!r}")
-        X, index = self._rows(newdata)
+        check_which(which, self._which)
+        X, index = self._rows(exog)
         if X is None:
             return self._output(self._log_post, index, which, self._log_joint)
         lj = self._new_log_joint(X)
@@ -309,30 +308,38 @@ class LDAResults(GenerativeResults):
                              f"discriminant directions), got {n_components!r}")
         return int(n_components)
 
-    def transform(self, newdata=None, n_components: int | None = None) -> pd.DataFrame:
+    def transform(self, exog=None, n_components: int | None = None) -> pd.DataFrame:
         """Discriminant coordinates (x - xbar)' scalings, xbar the prior-weighted mean of the
         class means (MASS ``predict(fit)$x``); None for the training data."""
         L = self._n_comp(n_components)
-        X, index = self._rows(newdata)
+        X, index = self._rows(exog)
         X = self.model.exog if X is None else X
         y = (X - self._centre) @ self.scalings.to_numpy()[:, :L]
         return pd.DataFrame(y, index=index, columns=self.scalings.columns[:L])
 
-    def predict(self, newdata=None, which: str = "prob", n_components: int | None = None):
-        """Posterior probabilities, log-probabilities or labels (see the base class).
+    _which = GenerativeResults._which + ("linear",)
+
+    def predict(self, exog=None, which: str = "prob", n_components: int | None = None):
+        """Posterior probabilities, log-probabilities or labels (see the base class), or
+        ``which="linear"``: the linear discriminant functions delta_k(x) (a DataFrame, one
+        column per level; :attr:`coef` and :attr:`intercept`).
 
         ``n_components=L`` classifies in the first L discriminant coordinates only (reduced-
-        rank LDA, ESL §4.3.3; MASS ``predict(fit, dimen=L)``); ``which="log_joint"`` is then
-        unavailable.
+        rank LDA, ESL §4.3.3; MASS ``predict(fit, dimen=L)``); ``which="log_joint"`` and
+        ``"linear"`` are then unavailable.
         """
+        check_which(which, self._which)
+        if which == "linear" and n_components is None:
+            X, index = self._rows(exog)
+            X = self.model.exog if X is None else X
+            delta = X @ self._coef + self.intercept.to_numpy()
+            return pd.DataFrame(delta, index=index, columns=self._lev)
         if n_components is None or self._n_comp(n_components) == self.n_components:
-            return super().predict(newdata, which)
-        if which == "log_joint":
-            raise ValueError("which='log_joint' is the full-rank model's; drop n_components")
-        if which not in ("prob", "log_prob", "class"):
-            raise ValueError(f"which must be 'prob', 'log_prob' or 'class', got {which!r}")
+            return super().predict(exog, which)
+        if which in ("log_joint", "linear"):
+            raise ValueError(f"which={which!r} is the full-rank model's; drop n_components")
         L = self._n_comp(n_components)
-        y = self.transform(newdata, L)
+        y = self.transform(exog, L)
         ym = (self._mu - self._centre) @ self.scalings.to_numpy()[:, :L]
         lj = self._log_prior - 0.5 * nd.sq_dist(y.to_numpy(), ym)
         return self._output(self._post_of(lj), y.index, which)

@@ -10,17 +10,17 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import GlmclassWarning
+from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
-from .base import LikelihoodMixin, coef_table, row_key
+from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
 
 
 class MNLogitResults(LikelihoodMixin):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
-    Built by :meth:`MNLogit.fit`; ``cov`` of shape ((K-1) rank, (K-1) rank) is the inverse
-    information of the kept coefficients when the model has computed it already.
+    Built by :meth:`MNLogit.fit`.
 
     Attributes
     ----------
@@ -52,13 +52,12 @@ class MNLogitResults(LikelihoodMixin):
         All levels, in their natural order (Categorical order, else sorted).
     aliased : list of str
         Columns dropped as linear combinations of earlier ones (NaN coefficients).
-    separation : MNSeparation or None
-        What the separation test found, if anything.
+    separation : Separation
+        What the separation check found (``separated`` False when nothing).
     """
 
     def __init__(self, model, fit: NewtonFit, keep: np.ndarray, null_deviance: float,
-                 method: str, information: str, separation=None,
-                 cov: np.ndarray | None = None) -> None:
+                 method: str, information: str) -> None:
         d = model.data
         self.model = model
         self._fit = fit
@@ -86,8 +85,7 @@ class MNLogitResults(LikelihoodMixin):
         self.k_params = k1 * self.rank
         self.df_model = float(k1 * (self.rank - (1 if model.has_intercept else 0)))
         self.df_resid = float(self.nobs - self.k_params)
-        self.separation = separation
-        self._cov_kept = cov
+        self.separation = None
         self._row_key = row_key(d.index, model.freq_weights)
         self.formula = d.formula
 
@@ -98,19 +96,34 @@ class MNLogitResults(LikelihoodMixin):
                                           names=["level", "term"])
 
     @cached_property
+    def _bread(self) -> np.ndarray | None:
+        """Inverse information of the kept coefficients (level-major), None when the
+        information is not positive definite. The link is canonical: observed = expected
+        information = the Hessian of -llf, half the deviance's."""
+        try:
+            return spd_inverse(self._fit.hessian / 2.0)
+        except NotPositiveDefinite:
+            return None
+
+    def _bare_se(self) -> np.ndarray:
+        """Standard errors of the kept coefficients (level-major), inf where the bread does
+        not exist: for the separation check, without the warning ``bse`` gives."""
+        if self._bread is None:
+            return np.full(self._fit.coef.shape, np.inf)
+        var = np.diag(self._bread)
+        return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
+
+    @cached_property
     def _cov(self) -> pd.DataFrame:
         k1, p = len(self._nonref), self._keep.size
         kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms
         full = np.full((k1 * p, k1 * p), np.nan)
-        # canonical link: observed = expected information = Hessian of -llf (half the deviance's)
-        try:
-            cov = self._cov_kept
-            full[np.ix_(kept, kept)] = cov if cov is not None else spd_inverse(
-                self._fit.hessian / 2.0)
-        except NotPositiveDefinite:
+        if self._bread is None:
             warnings.warn("the information matrix is not positive definite at the estimates; "
                           "standard errors are NaN (the fit may not be at a maximum)",
                           GlmclassWarning, stacklevel=3)
+        else:
+            full[np.ix_(kept, kept)] = covariance(self._bread, None, "nonrobust")
         return pd.DataFrame(full, index=self._multi_index, columns=self._multi_index)
 
     def cov_params(self) -> pd.DataFrame:
@@ -136,6 +149,11 @@ class MNLogitResults(LikelihoodMixin):
         """Wald z statistics params / bse."""
         return self.params / self.bse
 
+    @property
+    def zvalues(self) -> pd.DataFrame:
+        """Alias of ``tvalues``."""
+        return self.tvalues
+
     @cached_property
     def pvalues(self) -> pd.DataFrame:
         """Two-sided normal p-values of :attr:`tvalues`."""
@@ -144,8 +162,8 @@ class MNLogitResults(LikelihoodMixin):
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Wald confidence intervals: rows (level, term), columns ``lower`` and ``upper``."""
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
         q = stats.norm.isf(alpha / 2)
         b = self.params.to_numpy().T.ravel()
         se = self.bse.to_numpy().T.ravel()
@@ -164,11 +182,12 @@ class MNLogitResults(LikelihoodMixin):
         exog : pandas.DataFrame or array-like, optional
             New data: a DataFrame with the formula's columns, or a design matrix for array
             models.
-        which : {"prob", "class", "linear"}
-            ``"prob"`` (alias ``"mean"``): a DataFrame of probabilities, one column per level
-            (natural level order); ``"class"``: a Series with the most probable level;
-            ``"linear"``: a DataFrame of log-odds against the reference, one column per
-            non-reference level.
+        which : {"prob", "mean", "class", "linear"}
+            ``"prob"`` (and ``"mean"``, the mean of the indicator response): a DataFrame of
+            probabilities, one column per level (natural level order); ``"class"``: a Series
+            with the most probable level; ``"linear"``: a DataFrame of log-odds against the
+            reference, one column per non-reference level (the contract of
+            :mod:`glmclass.models.base`).
         offset : array-like of shape (n,), optional
             Offset of the new rows (default 0).
 
@@ -176,8 +195,7 @@ class MNLogitResults(LikelihoodMixin):
         -------
         pandas.DataFrame or pandas.Series
         """
-        if which not in ("prob", "mean", "class", "linear"):
-            raise ValueError(f"which must be 'prob', 'class' or 'linear', got {which!r}")
+        check_which(which, ("prob", "mean", "class", "linear"))
         m = self.model
         if exog is None:
             X, off, index = m.exog, m.offset, m.data.index
@@ -187,7 +205,7 @@ class MNLogitResults(LikelihoodMixin):
             off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
             if off.shape[0] != n:
                 raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
-            index = exog.index if isinstance(exog, (pd.DataFrame, pd.Series)) else None
+            index = output_index(exog, n)
         eta = self._eta(X, off)
         if which == "linear":
             return pd.DataFrame(eta, index=index, columns=self.params.columns)
@@ -252,8 +270,8 @@ class MNLogitResults(LikelihoodMixin):
             ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
             ("Link", "softmax (baseline logit)"), ("Method", "Newton"),
             ("Information", self.information), ("Reference level", str(self.ref)),
-            ("No. Levels", len(self.levels)), ("No. Observations", _num(self.nobs)),
-            ("Df Model", _num(self.df_model)), ("Df Residuals", _num(self.df_resid)),
+            ("No. Levels", len(self.levels)), ("No. Observations", num(self.nobs)),
+            ("Df Model", num(self.df_model)), ("Df Residuals", num(self.df_resid)),
             ("Converged", self.converged), ("No. Iterations", self.n_iter),
             ("Log-Likelihood", self.llf), ("LL-Null", self.llnull),
             ("Deviance", self.deviance), ("AIC", self.aic), ("BIC", self.bic),
@@ -267,14 +285,11 @@ class MNLogitResults(LikelihoodMixin):
         if self.aliased:
             notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
                          f"{', '.join(self.aliased)}.")
-        if self.separation is not None:
+        if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
         return Summary("MNLogit Regression Results", header, tables, notes)
 
     def __repr__(self) -> str:
         return (f"<MNLogitResults: {len(self.levels)} levels, ref={self.ref!r}, "
-                f"nobs={_num(self.nobs)}>")
+                f"nobs={num(self.nobs)}>")
 
-
-def _num(x: float):
-    return int(x) if float(x).is_integer() else x

@@ -292,8 +292,13 @@ def test_predict_map_linear_class_and_errors(endo_fit):
                           (endo_fit.predict().to_numpy() > 0.5).astype(int))
     with pytest.raises(ValueError, match="method must be"):
         endo_fit.predict(method="laplace")
+    prob = endo_fit.predict(which="prob")
+    np.testing.assert_allclose(prob[1], endo_fit.predict(), rtol=1e-15)
+    np.testing.assert_allclose(prob[0], 1 - endo_fit.predict(), rtol=1e-15)
     with pytest.raises(ValueError, match="which must be"):
-        endo_fit.predict(which="prob")
+        endo_fit.predict(which="probs")
+    # which comes second for every classifier: predict(X, "linear")
+    assert endo_fit.predict(ENDO, "linear").to_numpy() == pytest.approx(eta)
 
 
 # --- separation, design, API ------------------------------------------------------------------
@@ -363,8 +368,10 @@ def test_array_path_matches_formula_path():
     assert list(arr.params.index) == ["const", "GPA", "TUCE", "PSI"]
     assert arr.params.to_numpy() == pytest.approx(frm.params.to_numpy(), rel=1e-12)
     assert arr.log_evidence == pytest.approx(frm.log_evidence, rel=1e-12)
+    by_name = gc.BayesGLM(SPECTOR["GRADE"], X, link="probit")  # names work wherever links do
+    assert by_name.family == gc.BayesGLM(SPECTOR["GRADE"], X, link=gc.links.Probit()).family
     with pytest.raises(TypeError, match="link must be a glmclass link"):
-        gc.BayesGLM(SPECTOR["GRADE"], X, link="probit")
+        gc.BayesGLM(SPECTOR["GRADE"], X, link=3)
 
 
 def test_credible_intervals_and_common_results():

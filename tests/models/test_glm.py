@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import glmclass as gc
 import glmclass.formula.api as gcf
 from glmclass import links as L
+from glmclass.models.glm import MLEGLM
 
 RNG = np.random.default_rng(2026)
 N = 300
@@ -179,7 +180,10 @@ def test_logit_and_probit_are_glms_with_fixed_family():
         a = cls.from_formula(FORMULA, DF).fit()
         b = glm(link).fit()
         np.testing.assert_allclose(a.params, b.params, rtol=1e-12)
-        assert isinstance(a.model, gc.GLM) and a.model.family.link == link
+        assert a.model.family == gc.families.Binomial(link)
+        # composed, not inherited: a Probit is not a Logit, a Logit not a GLM
+        assert not isinstance(a.model, gc.GLM) and isinstance(a.model, MLEGLM)
+    assert not issubclass(gc.Probit, gc.Logit) and not issubclass(gc.BayesGLM, gc.GLM)
     lo = gcf.logit(FORMULA, DF).fit()
     pr = gcf.probit(FORMULA, DF).fit()
     gl = gcf.glm(FORMULA, DF, family=gc.families.Binomial(link=L.CLogLog())).fit()

@@ -444,14 +444,14 @@ def test_overlapping_levels_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         res = gcf.mnlogit("Species ~ Sepal_Length", IRIS).fit()
-    assert res.separation is None
+    assert not res.separation.separated and res.separation.kind == "none"
 
 
 def test_large_problems_report_apparent_separation_without_the_lp(monkeypatch):
-    import glmclass.models.mnlogit as mod
+    import glmclass.numerics.separation as S
 
-    monkeypatch.setattr(mod, "LP_MAX_WORK", 0)
-    monkeypatch.setattr(mod, "detect_separation", None)  # must not be called
+    monkeypatch.setattr(S, "MULTINOMIAL", S.SeparationPolicy(always_cells=0, max_cells=0))
+    monkeypatch.setattr(S, "detect_separation", None)  # must not be called
     with pytest.warns(gc.SeparationWarning, match="Apparent separation") as rec:
         res = gcf.mnlogit("y ~ x + z", separated_data()).fit()
     assert len(rec) == 1 and "level 'c': " in str(rec[0].message)
@@ -469,7 +469,7 @@ def test_extreme_but_finite_fits_are_not_flagged():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         res = gc.MNLogit(y, sm.add_constant(x)).fit()
-    assert res.separation is None and res.predict().to_numpy().min() < 1e-6
+    assert not res.separation.separated and res.predict().to_numpy().min() < 1e-6
 
 
 # --- properties on random data -------------------------------------------------------------------

@@ -153,8 +153,12 @@ def test_predict_class_and_threshold():
     assert table.to_numpy().sum() == 32
     ref = sm.Logit(Y, X).fit(disp=0)
     np.testing.assert_array_equal(table.to_numpy(), ref.pred_table())
-    with pytest.raises(ValueError, match="which must be"):
-        res.predict(which="prob")
+    prob = res.predict(which="prob")  # both levels, as every classifier's which="prob"
+    assert list(prob.columns) == ["fail", "pass"]
+    np.testing.assert_allclose(prob["pass"], res.predict(), rtol=1e-15)
+    np.testing.assert_allclose(prob.sum(axis=1), 1.0, rtol=1e-15)
+    with pytest.raises(ValueError, match="which must be 'mean', 'prob'"):
+        res.predict(which="probability")
 
 
 def test_predict_class_needs_labels():

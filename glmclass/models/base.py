@@ -1,0 +1,234 @@
+"""What every model shares: one constructor path, one ``from_formula``, one fit-argument
+validator, immutability.
+
+A model is built in one way, whichever constructor the user calls: the data are validated into a
+:class:`~glmclass.models.data.ModelData` (arrays, or a formula on a DataFrame), then the model's
+``_setup(data, **options)`` encodes the response and checks its own options, and the model is
+frozen. The formula environment is captured once, in :meth:`Model.from_formula` (or in the
+lowercase entry points of :mod:`glmclass.formula.api`), and passed down as an object, so no code
+below counts stack frames.
+
+The prediction contract, shared by every classifier's results (``results.predict(exog=None,
+which=...)``):
+
+- ``exog=None`` gives in-sample values; new data go through the stored design (a DataFrame with
+  the formula's columns, or a design matrix for array models). Rows with missing values give
+  NaN (and a missing label).
+- ``which="prob"``: a DataFrame of class probabilities, one column per level label;
+  ``"mean"``: the mean of the response (for binary models the Series of success probabilities,
+  for multiclass models the same DataFrame as ``"prob"``); ``"linear"``: the linear predictor
+  (log-odds); ``"class"``: a Series of predicted labels. Models add their own kinds
+  (``"log_prob"``, ``"log_joint"``, ``"score"``) where they have them.
+"""
+
+from __future__ import annotations
+
+import numbers
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..errors import one_of
+from ..formula.design import capture_env
+from .data import ModelData, from_arrays, from_formula
+
+
+@dataclass(frozen=True)
+class FitControl:
+    """Validated iteration settings shared by every iterative fit (R's ``glm.control``).
+
+    Attributes
+    ----------
+    maxiter : int
+        Largest number of iterations (at least 1).
+    tol : float
+        Positive, finite convergence tolerance on the relative change of the objective,
+        R's rule ``|dev - dev_old| / (|dev| + 0.1) < tol``.
+    """
+
+    maxiter: int = 50
+    tol: float = 1e-10
+
+
+def fit_control(maxiter: Any = 50, tol: Any = 1e-10) -> FitControl:
+    """Validate ``maxiter`` and ``tol`` once, for every model, with the same messages.
+
+    Raises
+    ------
+    ValueError
+        When ``maxiter`` is not a positive integer (``2.5``, ``0``, ``True``) or ``tol`` is not a
+        positive finite number.
+    """
+    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
+        raise ValueError(f"maxiter must be a positive integer (the largest number of "
+                         f"iterations), got {maxiter!r}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
+            np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive, finite number (e.g. 1e-8), got {tol!r}")
+    return FitControl(int(maxiter), float(tol))
+
+
+def check_option(name: str, value: Any, choices: tuple) -> Any:
+    """Return ``value`` if it is one of ``choices``; else raise a ValueError that lists them."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        if value in choices:
+            return value
+    raise ValueError(f"{name} must be {one_of(choices)}, got {value!r}")
+
+
+def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndarray | None:
+    """Starting values as a float array of ``levels * len(names)`` finite values.
+
+    A dict or Series by design-column name is accepted for single-equation models (columns not
+    named start at 0).
+    """
+    if start_params is None:
+        return None
+    p = len(names) * levels
+    if isinstance(start_params, (Mapping, pd.Series)):
+        if levels != 1:
+            raise ValueError("start_params by name is available for single-equation models; "
+                             f"pass an array of {p} values")
+        out = np.zeros(p)
+        for key, v in dict(start_params).items():
+            if key not in names:
+                raise ValueError(f"start_params: {key!r} is not a design column; columns are "
+                                 f"{names}")
+            out[names.index(key)] = float(v)
+        start = out
+    else:
+        try:
+            start = np.asarray(start_params, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(f"start_params must be numbers, got {start_params!r}") from None
+    if start.shape != (p,):
+        raise ValueError(f"start_params must have {p} values (one per column of exog"
+                         f"{' and level' if levels > 1 else ''}), got {start.size}")
+    if not np.all(np.isfinite(start)):
+        raise ValueError("start_params must be finite (no NaN or inf)")
+    return start
+
+
+def check_weights(arrays: Mapping) -> None:
+    """Weights must be finite and non-negative, and not all zero; raise naming the argument."""
+    for key in ("freq_weights", "var_weights"):
+        w = arrays.get(key)
+        if w is None:
+            continue
+        bad = (w < 0) | ~np.isfinite(w)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{key} must be finite and non-negative; row {row} has {w[row]}")
+        if w.size and not np.any(w > 0):
+            raise ValueError(f"{key} are all zero: no row would take part in the fit")
+
+
+def _overrides_above() -> int:
+    """How many ``from_formula`` overrides of model subclasses (each calling ``super()``) stand
+    between :meth:`Model.from_formula` and the user's frame: the formula's names are the
+    user's, not those of a subclass's method."""
+    depth, frame = 0, sys._getframe(2)  # the caller of Model.from_formula
+    while frame is not None and frame.f_code.co_name == "from_formula":
+        owner = frame.f_locals.get("cls")
+        if not (isinstance(owner, type) and issubclass(owner, Model)):
+            break
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
+class Model:
+    """Base class of every glmclass model.
+
+    Subclasses declare which constructor arguments are per-row arrays (``_row_args``: offsets
+    and weights, aligned with the data's rows) and implement ``_setup(data, **options)``; their
+    ``__init__`` only states the public signature and calls ``Model.__init__``. After
+    ``_setup`` the model is frozen: assigning an attribute raises, so a fitted model can never
+    be changed under its results.
+    """
+
+    #: Constructor arguments that are per-row arrays aligned with the data.
+    _row_args: ClassVar[tuple[str, ...]] = ()
+    #: Whether a formula's intercept column is dropped (a constant is no feature of a
+    #: generative classifier; ``C(g)`` still gets K - 1 indicators).
+    _features_only: ClassVar[bool] = False
+
+    data: ModelData
+
+    def __init__(self, endog, exog, missing: str = "drop", **options) -> None:
+        rows = {k: options.pop(k, None) for k in self._row_args}
+        self._construct(from_arrays(endog, exog, missing, **rows), options)
+
+    @classmethod
+    def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = 0,
+                     **options):
+        """Build the model from a patsy formula on a pandas DataFrame.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x1 + C(group) + np.log(x2)"``; the response column is taken as it is
+            (labels kept).
+        data : pandas.DataFrame
+        missing : {"drop", "raise"}
+            Drop rows with a missing value in any used column (R's ``na.omit``), or raise.
+        eval_env : int or patsy.EvalEnvironment
+            Where names in the formula that are not columns are looked up: the number of frames
+            above the caller (0: the caller's), or an environment.
+        **options
+            The model's other constructor arguments; per-row arrays (weights, offsets) are
+            aligned with the rows of ``data``.
+        """
+        env = capture_env(eval_env, 1 + _overrides_above())
+        rows = {k: options.pop(k, None) for k in cls._row_args}
+        md = from_formula(formula, data, missing, env, **rows)
+        if cls._features_only:
+            md = md.without_intercept()
+        self = cls.__new__(cls)
+        self._construct(md, options)
+        return self
+
+    def _construct(self, data: ModelData, options: dict) -> None:
+        self.data = data
+        self._setup(data, **options)
+        object.__setattr__(self, "_frozen", True)
+
+    def _setup(self, data: ModelData, **options) -> None:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} does not define _setup")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(f"{type(self).__name__} models are immutable: build a new "
+                                 f"model instead of assigning {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} models are immutable")
+
+    # --- what every model exposes -------------------------------------------------------------
+    @property
+    def formula(self) -> str | None:
+        """The formula the model was built from (None on the array path)."""
+        return self.data.formula
+
+    @property
+    def exog(self) -> np.ndarray:
+        """The design matrix (features only for generative models)."""
+        return self.data.exog
+
+    @property
+    def exog_names(self) -> list[str]:
+        """Design-column names."""
+        return self.data.exog_names
+
+    @property
+    def has_intercept(self) -> bool:
+        """Whether the design has a constant column of ones."""
+        return self.data.intercept_index is not None
+
+    def design(self, exog) -> np.ndarray:
+        """Design matrix of new data (through the stored formula design, or as given)."""
+        return self.data.design(exog)

@@ -1,0 +1,286 @@
+"""What every GLM-like model holds and does: the encoded data of a family (:class:`GLMProblem`)
+and the model base that exposes it (:class:`GLMBase`).
+
+GLM, Logit, Probit, BayesGLM and BayesLogit all hold a :class:`GLMProblem`: the response on the
+family's scale, the prior weights and the offset, validated once. Their fits call the solvers
+through it, over a row-block source, and never keep a full-length linear predictor: the results
+compute the one they need.
+
+References
+----------
+McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed., ch. 2.
+R Core Team, ``glm.fit`` (stats package): zero-weight rows, the null deviance.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import families as F
+from ..blocks import ArrayBlocks, Block, RowBlocks
+from ..errors import ConvergenceWarning, RankDeficientWarning
+from ..solvers.gram import weighted_gram
+from ..solvers.irls import Control, IRLSFit, Penalty, irls
+from .base import Model, check_weights
+from .data import ModelData, check_finite
+from .response import binary_response
+
+
+def constant(value: float, n: int) -> np.ndarray:
+    """A read-only length-n vector of one value that takes no memory (a broadcast view)."""
+    return np.broadcast_to(np.float64(value), (n,))
+
+
+def _is_constant(a: np.ndarray) -> bool:
+    return a.strides == (0,)
+
+
+@dataclass(frozen=True)
+class NullFit:
+    """The intercept-only fit (R's null model): ``eta = offset + intercept``.
+
+    Attributes
+    ----------
+    intercept : float
+        The fitted constant (0 when the model has no intercept: then eta = offset).
+    deviance : float
+    """
+
+    intercept: float
+    deviance: float
+
+
+@dataclass(frozen=True)
+class GLMProblem:
+    """The encoded data of a GLM: family, response, weights and offset, validated once.
+
+    Attributes
+    ----------
+    data : ModelData
+    family : Family
+    endog : ndarray of shape (n_obs,)
+        Response on the family's scale (0/1 or proportions for the binomial).
+    levels : list or None
+        ``[failure, success]`` labels of a binary response; None for proportions and
+        non-binomial families.
+    offset, freq_weights, var_weights : ndarray of shape (n_obs,)
+        Read-only broadcast views (no memory per row) when not given.
+    """
+
+    data: ModelData
+    family: F.Family
+    endog: np.ndarray
+    levels: list | None
+    offset: np.ndarray
+    freq_weights: np.ndarray
+    var_weights: np.ndarray
+
+    @classmethod
+    def build(cls, data: ModelData, family: F.Family) -> GLMProblem:
+        """Validate and encode: the response within the family's support, finite
+        non-negative weights, a binomial response with both outcomes among positive weights."""
+        check_finite(data)
+        check_weights(data.arrays)
+        if not isinstance(family, F.Family):
+            raise TypeError(f"family must be a glmclass family, e.g. gc.families.Binomial(); "
+                            f"got {family!r}")
+        name = data.endog_name
+        if isinstance(family, F.Binomial):
+            y, levels = binary_response(data.endog, name)
+        else:
+            levels = None
+            if np.asarray(data.endog).dtype.kind not in "biuf":
+                raise ValueError(f"response {name!r} must be numeric for the {family.name} "
+                                 "family")
+            y = np.asarray(data.endog, dtype=float)
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"response {name!r} has infinite values")
+        try:
+            family.check_endog(y)
+        except ValueError as exc:  # the family does not know the column's name
+            raise ValueError(f"response {name!r}: {exc}") from None
+        n, a = data.nrows, data.arrays
+
+        def given(key: str, default: float) -> np.ndarray:
+            return a[key] if a.get(key) is not None else constant(default, n)
+
+        self = cls(data, family, y, levels, given("offset", 0.0), given("freq_weights", 1.0),
+                   given("var_weights", 1.0))
+        if isinstance(family, F.Binomial):  # zero-weight rows do not count
+            used = y[self.prior_weights > 0]
+            for value, outcome in ((0.0, "failures"), (1.0, "successes")):
+                if np.all(used == value):
+                    raise ValueError(
+                        f"response {name!r} has only {outcome} among the rows with positive "
+                        "weight (a single class): there is nothing to classify")
+        return self
+
+    @property
+    def exog(self) -> np.ndarray:
+        return self.data.exog
+
+    @property
+    def prior_weights(self) -> np.ndarray:
+        """``freq_weights * var_weights``, R's prior weights (a broadcast view when both are
+        the default ones)."""
+        f, v = self.freq_weights, self.var_weights
+        if _is_constant(f) and _is_constant(v) and f[0] == 1 and v[0] == 1:
+            return constant(1.0, f.shape[0])
+        return f * v
+
+    @property
+    def nobs(self) -> float:
+        """Observations counting frequency weights; rows with zero variance weight do not
+        count."""
+        f, v = self.freq_weights, self.var_weights
+        return float(f.sum() if _is_constant(v) and v[0] > 0 else f[v > 0].sum())
+
+    def blocks(self, X: np.ndarray | None = None) -> RowBlocks:
+        """The rows as a block source: design ``X`` (default the model's), the response, prior
+        weights and offset."""
+        return ArrayBlocks(self.exog if X is None else X, self.endog, self.prior_weights,
+                           self.offset)
+
+    def linear_predictor(self, coef: np.ndarray) -> np.ndarray:
+        """eta = X coef + offset on every row (aliased columns, NaN in ``coef``, count 0)."""
+        return self.blocks().linear_predictor(np.where(np.isnan(coef), 0.0, coef))
+
+    def irls(self, control: Control, start: np.ndarray | None = None,
+             penalty: Penalty | None = None, X: np.ndarray | None = None) -> IRLSFit:
+        """IRLS on the rows with positive prior weight (as R's ``glm.fit``, rows of weight 0
+        take no part in the fit: their eta may be anything, even where the family's weights are
+        infinite)."""
+        blocks = self.blocks(X)
+        pos = self.prior_weights > 0
+        return irls(blocks if pos.all() else blocks.take_rows(pos), self.family, start, control,
+                    penalty)
+
+    def null_fit(self, control: Control) -> NullFit:
+        """Intercept-only fit with the offset kept, as R's null deviance; eta = offset without
+        an intercept."""
+        if self.data.intercept_index is None:
+            return NullFit(0.0, self.deviance_at(0.0))
+        if not np.any(self.offset):
+            # the intercept-only MLE is the weighted mean for every family and link (the score
+            # is sum w (y - mu) mu'/V with mu'/V constant): no IRLS
+            pw = self.prior_weights
+            c = float(self.family.link.link(np.array([pw @ self.endog / pw.sum()]))[0])
+            if np.isfinite(c):
+                return NullFit(c, self.deviance_at(c))
+        ones = constant(1.0, self.data.nrows)[:, None]
+        fit = self.irls(control, X=ones)
+        return NullFit(float(fit.coef[0]), float(fit.deviance))
+
+    def deviance_at(self, intercept: float) -> float:
+        """Deviance at eta = offset + intercept, over row blocks (no length-n temporary)."""
+        fam = self.family
+
+        def dev(b: Block) -> float:
+            return float(np.sum(b.weights * fam.unit_deviance(b.y, b.offset + intercept)))
+
+        return self.blocks(constant(1.0, self.data.nrows)[:, None]).reduce(dev, 0.0)
+
+    def loglik(self, eta: np.ndarray, nobs: float) -> float:
+        """Log-likelihood at ``eta`` (the Gaussian dispersion at its maximum-likelihood value,
+        as R's ``logLik``); rows of zero frequency weight count 0."""
+        fam, pw = self.family, self.prior_weights
+        scale = 1.0
+        if not fam.fixed_scale:
+            scale = float(np.sum(pw * fam.unit_deviance(self.endog, eta))) / nobs
+        ll = fam.loglik_obs(self.endog, eta, self.var_weights, scale)
+        f = self.freq_weights
+        with np.errstate(invalid="ignore"):
+            return float(np.sum(np.where(f > 0, f * ll, 0.0)))
+
+    def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
+                    gram: np.ndarray | None = None) -> np.ndarray:
+        """Fisher (``observed=False``) or observed information X'WX on the kept columns at
+        ``coef``; ``gram`` is the solver's Fisher Gram at ``coef``, reused when it applies."""
+        fam = self.family
+        if gram is not None and (not observed or fam.is_canonical):
+            return gram[np.ix_(keep, keep)]
+        b = coef[keep]
+        X = self.exog if keep.all() else self.exog[:, keep]
+
+        def w(blk: Block) -> np.ndarray:
+            eta = blk.X @ b + blk.offset
+            if observed:
+                return blk.weights * fam.observed_weights(blk.y, eta)
+            return blk.weights * fam.working_weights(eta)
+
+        return weighted_gram(self.blocks(X), w)
+
+
+class GLMBase(Model):
+    """Base of the models that hold a :class:`GLMProblem` (GLM, Logit, Probit, BayesGLM,
+    BayesLogit): the read-only views of its data and the warnings every fit gives."""
+
+    _row_args = ("offset", "freq_weights", "var_weights")
+    problem: GLMProblem
+
+    def _set_problem(self, data: ModelData, family: F.Family) -> None:
+        self.problem = GLMProblem.build(data, family)
+
+    # --- read-only views ----------------------------------------------------------------------
+    @property
+    def family(self) -> F.Family:
+        return self.problem.family
+
+    @property
+    def endog(self) -> np.ndarray:
+        """The response on the family's scale (0/1 or proportions for binary models)."""
+        return self.problem.endog
+
+    @property
+    def levels(self) -> list | None:
+        """``[failure, success]`` labels of a binary response (None for proportions)."""
+        return self.problem.levels
+
+    @property
+    def offset(self) -> np.ndarray:
+        return self.problem.offset
+
+    @property
+    def freq_weights(self) -> np.ndarray:
+        return self.problem.freq_weights
+
+    @property
+    def var_weights(self) -> np.ndarray:
+        return self.problem.var_weights
+
+    @property
+    def prior_weights(self) -> np.ndarray:
+        return self.problem.prior_weights
+
+    # --- warnings -----------------------------------------------------------------------------
+    def _warn_aliased(self, aliased: np.ndarray) -> None:
+        if not aliased.any():
+            return
+        names = [n for n, a in zip(self.exog_names, aliased, strict=True) if a]
+        zero = [n for n, z in zip(self.exog_names, ~self.exog.any(axis=0), strict=True)
+                if z and n in names]
+        why = ("is a linear combination" if len(names) == 1 else "are linear combinations")
+        why += " of earlier columns (on the rows with positive weight)"
+        if zero:
+            verb = "is" if len(zero) == 1 else "are"
+            why += f"; {', '.join(map(repr, zero))} {verb} all zero"
+        warnings.warn(
+            f"the design is rank deficient: {', '.join(map(repr, names))} {why}; their "
+            "coefficients are NaN (drop them to silence this)", RankDeficientWarning,
+            stacklevel=3)
+
+    def _warn_convergence(self, fit: IRLSFit, what: str = "IRLS") -> None:
+        if fit.converged:
+            return
+        hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
+        w = ConvergenceWarning(
+            f"{what} did not converge: {fit.message} (last deviances: {hist}); raise maxiter, "
+            "give start_params, or rescale the columns")
+        w.history = fit.history  # the whole iteration history, for diagnosis
+        warnings.warn(w, stacklevel=3)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.family!r}, nobs={self.exog.shape[0]}>"

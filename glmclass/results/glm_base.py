@@ -1,0 +1,207 @@
+"""What every results object of a GLM-like fit shares, whether the estimate is a maximum
+likelihood (:class:`~glmclass.results.glm.GLMResults`) or a posterior mode
+(:class:`~glmclass.results.bayes.BayesGLMResults`): the labelled estimates, fitted values and
+residuals, likelihoods, per-row scores and the prediction contract.
+
+Nothing here says how uncertain the estimates are: the frequentist and the posterior results
+classes each define their own covariance and report.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from .base import check_which, output_index, row_key
+
+
+class GLMBaseResults:
+    """Estimates, fitted values, residuals and predictions of a fit on a GLM problem.
+
+    Attributes
+    ----------
+    model : the model that was fit (never modified)
+    params : pandas.Series
+        Estimates by design column; NaN for aliased columns.
+    deviance, null_deviance : float
+    converged : bool
+    n_iter : int
+    fit_history : tuple of float
+        Objective after each iteration.
+    nobs : float
+        Number of observations, counting frequency weights.
+    df_model, df_resid : float
+    rank : int
+        Number of estimated coefficients.
+    aliased : list of str
+        Columns dropped as linear combinations of earlier ones.
+    """
+
+    def __init__(self, model, fit, null) -> None:
+        self.model = model
+        d = model.data
+        self._fit = fit
+        self._null = null
+        self.params = pd.Series(fit.coef, index=d.exog_names, name="coef")
+        self.deviance = float(fit.deviance)
+        self.null_deviance = float(null.deviance)
+        self.converged = bool(fit.converged)
+        self.n_iter = int(fit.n_iter)
+        self.fit_history = fit.history
+        self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
+        self.rank = int((~fit.aliased).sum())
+        self.nobs = model.problem.nobs
+        self.df_model = float(self.rank - (1 if model.has_intercept else 0))
+        self.df_resid = float(self.nobs - self.rank)
+        self.k_params = self.rank + (0 if model.family.fixed_scale else 1)
+        self._row_key = row_key(d.index, model.freq_weights)
+        self.formula = d.formula
+
+    @property
+    def _keep(self) -> np.ndarray:
+        return ~self._fit.aliased
+
+    # --- linear predictors ------------------------------------------------------------------
+    @cached_property
+    def _eta(self) -> np.ndarray:
+        """eta at the estimates on every row (computed once, when first needed)."""
+        return self.model.problem.linear_predictor(self._fit.coef)
+
+    @cached_property
+    def _null_eta(self) -> np.ndarray:
+        return self.model.offset + self._null.intercept
+
+    # --- fitted values and residuals --------------------------------------------------------
+    @cached_property
+    def fittedvalues(self) -> pd.Series:
+        """Fitted means mu."""
+        return pd.Series(self.model.family.link.inverse(self._eta), index=self.model.data.index)
+
+    @cached_property
+    def linear_predictor(self) -> pd.Series:
+        """Linear predictor eta (including any offset)."""
+        return pd.Series(self._eta, index=self.model.data.index)
+
+    @cached_property
+    def resid_response(self) -> pd.Series:
+        """y - mu."""
+        return pd.Series(self.model.endog - self.fittedvalues.to_numpy(),
+                         index=self.model.data.index)
+
+    @cached_property
+    def resid_pearson(self) -> pd.Series:
+        """(y - mu) sqrt(prior weight / V(mu)), as R's ``residuals(type="pearson")``."""
+        fam, eta = self.model.family, self._eta
+        r = fam.scaled_residual(self.model.endog, eta, 0.5 * fam.log_variance(eta))
+        return pd.Series(weighted(np.sqrt(self.model.prior_weights), r),
+                         index=self.model.data.index)
+
+    @cached_property
+    def resid_deviance(self) -> pd.Series:
+        """sign(y - mu) sqrt(prior weight * unit deviance)."""
+        dev = self.model.family.unit_deviance(self.model.endog, self._eta)
+        r = np.sign(self.resid_response.to_numpy()) * np.sqrt(
+            np.maximum(weighted(self.model.prior_weights, dev), 0))
+        return pd.Series(r, index=self.model.data.index)
+
+    @cached_property
+    def resid_working(self) -> pd.Series:
+        """(y - mu) / mu'(eta), the working residuals of the last IRLS step."""
+        fam, eta = self.model.family, self._eta
+        r = fam.scaled_residual(self.model.endog, eta, fam.link.log_mu_eta(eta))
+        return pd.Series(r, index=self.model.data.index)
+
+    @cached_property
+    def pearson_chi2(self) -> float:
+        """Pearson's chi-squared statistic, sum of squared Pearson residuals."""
+        with np.errstate(over="ignore"):  # inf when a residual is beyond 1e154: say so, don't warn
+            return float(np.sum(self.resid_pearson.to_numpy() ** 2))
+
+    def score_obs(self) -> pd.DataFrame:
+        """Per-row contributions to the score of the log-likelihood at the estimates,
+        ``w_i (y_i - mu_i) mu'_i / V(mu_i) x_i`` (rows x design columns; NaN for aliased
+        columns). They sum to zero at a maximum-likelihood estimate and are the pieces of the
+        sandwich covariances (:mod:`glmclass.numerics.covariance`)."""
+        m = self.model
+        fam, eta = m.family, self._eta
+        u = weighted(m.prior_weights, fam.score_ratio(eta) * (m.endog - fam.link.inverse(eta)))
+        s = np.full(m.exog.shape, np.nan)
+        s[:, self._keep] = m.exog[:, self._keep] * u[:, None]
+        return pd.DataFrame(s, index=m.data.index, columns=m.data.exog_names)
+
+    # --- likelihood ---------------------------------------------------------------------------
+    @cached_property
+    def llf(self) -> float:
+        """Log-likelihood at the estimates."""
+        return self.model.problem.loglik(self._eta, self.nobs)
+
+    @cached_property
+    def llnull(self) -> float:
+        """Log-likelihood of the intercept-only model (offset kept)."""
+        return self.model.problem.loglik(self._null_eta, self.nobs)
+
+    # --- prediction ---------------------------------------------------------------------------
+    def _linear(self, exog, offset) -> tuple[np.ndarray, pd.Index | None, np.ndarray | None]:
+        """eta of the rows to predict, their index, and their design on the kept columns
+        (None in-sample)."""
+        m = self.model
+        if exog is None:
+            return self._eta, m.data.index, None
+        X = m.design(exog)[:, self._keep]
+        eta = X @ self.params.to_numpy()[self._keep]
+        if offset is not None:
+            off = np.asarray(offset, dtype=float).ravel()
+            if off.shape != eta.shape:
+                raise ValueError(f"offset has {off.size} values for {eta.size} rows")
+            eta = eta + off
+        return eta, output_index(exog, eta.size), X
+
+    def _labels(self, p: np.ndarray, threshold: float, index) -> pd.Series:
+        levels = self.model.levels
+        if not (isinstance(threshold, (int, float, np.number)) and 0 < threshold < 1):
+            raise ValueError(f"threshold must be a probability strictly between 0 and 1, got "
+                             f"{threshold!r}")
+        if levels is None:
+            raise ValueError("which='class' needs a binary response (0/1 or two labels)")
+        labels = np.asarray(levels, dtype=object)[(p > threshold).astype(int)]
+        labels[np.isnan(p)] = None
+        return pd.Series(labels, index=index, name="class")
+
+    def _prob_frame(self, p: np.ndarray, index) -> pd.DataFrame:
+        levels = self.model.levels if self.model.levels is not None else [0, 1]
+        return pd.DataFrame(np.column_stack([1.0 - p, p]), index=index,
+                            columns=pd.Index(levels, name="level"))
+
+    def _by_which(self, which: str, eta, p, index, threshold: float):
+        """The prediction contract of :mod:`glmclass.models.base` for a binary-type response."""
+        check_which(which, ("mean", "prob", "linear", "class"))
+        if which == "linear":
+            return pd.Series(eta, index=index, name="linear")
+        if which == "mean":
+            return pd.Series(p, index=index, name="mean")
+        if which == "prob":
+            return self._prob_frame(p, index)
+        return self._labels(p, threshold, index)
+
+    def pred_table(self, threshold: float = 0.5) -> pd.DataFrame:
+        """Confusion table: rows the observed level, columns the predicted level (counts
+        weighted by frequency weights)."""
+        m = self.model
+        if m.levels is None:
+            raise ValueError("pred_table needs a binary response (0/1 or two labels)")
+        pred = (self.fittedvalues.to_numpy() > threshold).astype(int)
+        obs = m.endog.astype(int)
+        table = np.zeros((2, 2))
+        np.add.at(table, (obs, pred), m.freq_weights)
+        lab = [str(v) for v in m.levels]
+        return pd.DataFrame(table, index=pd.Index(lab, name="observed"),
+                            columns=pd.Index(lab, name="predicted"))
+
+
+def weighted(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """w * x, and 0 on rows of weight 0: they take no part in the fit, so their eta may be
+    extreme and x infinite (R's residuals are 0 there too)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(w > 0, w * x, 0.0)
