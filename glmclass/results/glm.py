@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GlmclassWarning
-from ..numerics.covariance import covariance
+from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
 from ..summary import Summary
@@ -100,6 +100,18 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             full[np.ix_(keep, keep)] = covariance(self._bread, None, "nonrobust",
                                                   scale=self.scale)
         return pd.DataFrame(full, index=names, columns=names)
+
+    @cached_property
+    def hat_matrix_diag(self) -> pd.Series:
+        """Leverages h_i = w_i x_i' (X'WX)^-1 x_i of the weighted IRLS design at the estimates
+        (W the Fisher weights times the prior weights), as R's ``hatvalues(glm)``; they sum to
+        the rank. Used by HC2/HC3 covariances and influence measures."""
+        m, keep = self.model, self._keep
+        gram = self._fit.gram if self.method == "irls" else None  # Newton's is observed
+        bread = spd_inverse(m.problem.information(self._fit.coef, keep, False, gram))
+        w = m.prior_weights * m.family.working_weights(self._eta)
+        X = m.exog if keep.all() else m.exog[:, keep]
+        return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates: dispersion times the inverse information matrix (a copy:

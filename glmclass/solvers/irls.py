@@ -107,7 +107,8 @@ def irls(
         rows of weight 0 with ``blocks.take_rows``, as R's ``glm.fit``).
     family : Family
     start : ndarray of shape (p,), optional
-        Starting coefficients; default starts from the family's ``start_mu``.
+        Starting coefficients; default starts from the family's ``start_eta`` (R's
+        ``mustart``, moved inside the link's range).
     control : Control
     penalty : Penalty, optional
         Gaussian prior turning the fit into penalised IRLS for the posterior mode.
@@ -147,7 +148,7 @@ def irls(
 
     keep = np.ones(p, dtype=bool)
     if start is None:  # R's mustart, block by block
-        dev, g, r = fused_pass(blocks, lambda b: family.link.link(family.start_mu(b.y, b.weights)),
+        dev, g, r = fused_pass(blocks, lambda b: family.start_eta(b.y, b.weights),
                                lambda b, e: terms(b, e, observed, check=False))
         coef_old, obj_old = None, dev
     else:  # as before, a given start is not checked against the domain

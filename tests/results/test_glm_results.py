@@ -234,3 +234,14 @@ def test_freq_weights_against_statsmodels():
     # per-row residuals carry sqrt(prior weight), as R's; statsmodels leaves freq weights out
     close(res.resid_pearson, ref.resid_pearson * np.sqrt(w))
     close(res.resid_deviance, ref.resid_deviance * np.sqrt(w))
+
+
+def test_per_row_scores_and_leverages_agree_with_statsmodels():
+    res = gc.Logit(Y, X).fit()
+    ref = sm.GLM(Y, X, family=sm.families.Binomial()).fit(tol=1e-14)
+    scores = res.score_obs()
+    np.testing.assert_allclose(scores.to_numpy(), ref.model.score_obs(ref.params), rtol=1e-7,
+                               atol=1e-12)
+    np.testing.assert_allclose(scores.sum(), 0.0, atol=1e-8)  # zero at the MLE
+    np.testing.assert_allclose(res.hat_matrix_diag, ref.get_hat_matrix_diag(), rtol=1e-8)
+    assert res.hat_matrix_diag.sum() == pytest.approx(res.rank, rel=1e-10)
