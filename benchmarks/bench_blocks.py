@@ -17,8 +17,6 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import ctypes
-import gc
 import json
 import os
 import statistics
@@ -28,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _measure import _mem, _reset_peak
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,27 +58,6 @@ def make_data(n: int, p: int, k: int, seed: int = 20261122):
         prob /= prob.sum(axis=1, keepdims=True)
         y[s:e] = (rng.random(e - s)[:, None] > np.cumsum(prob, axis=1)[:, :-1]).sum(axis=1)
     return X, y
-
-
-def _mem() -> tuple[int, int]:
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS", "VmHWM")):
-                key, val = line.split(":")
-                out[key] = int(val.split()[0]) * 1024
-    return out["VmRSS"], out["VmHWM"]
-
-
-def _reset_peak() -> int:
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return _mem()[0]
 
 
 def child(case: str) -> dict:

@@ -30,7 +30,6 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import json
 import os
@@ -43,6 +42,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _measure import _mem, _reset_peak
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -86,28 +86,6 @@ def make_data(n: int, p: int, seed: int, intercept_column: bool):
         eta = b0 + z @ beta
         y[s:e] = rng.random(e - s) < 1.0 / (1.0 + np.exp(-eta))
     return X, y, np.concatenate([[b0], beta])
-
-
-def _mem() -> tuple[int, int]:
-    """(VmRSS, VmHWM) in bytes."""
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS", "VmHWM")):
-                key, val = line.split(":")
-                out[key] = int(val.split()[0]) * 1024
-    return out["VmRSS"], out["VmHWM"]
-
-
-def _reset_peak() -> int:
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return _mem()[0]
 
 
 def _tool(name: str):
