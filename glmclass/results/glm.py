@@ -78,11 +78,14 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             return None
 
     def _bare_se(self) -> np.ndarray:
-        """Standard errors on the kept columns from the bread, inf where it does not exist:
-        for the separation check, without the warning ``bse`` gives."""
-        if self._bread is None:
+        """Standard errors on the kept columns from the solver's Fisher information (no further
+        pass over the data), inf where it is singular: the separation check's symptom, without
+        the warning ``bse`` gives."""
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf is the answer
+                var = np.diag(spd_inverse(self._fit.gram[np.ix_(self._keep, self._keep)]))
+        except NotPositiveDefinite:
             return np.full(self.rank, np.inf)
-        var = np.diag(self._bread)
         with np.errstate(invalid="ignore"):
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
