@@ -155,8 +155,9 @@ class GLMProblem:
         infinite)."""
         blocks = self.blocks(X)
         pos = self.prior_weights > 0
+        intercept = self.data.intercept_index if X is None else None
         return irls(blocks if pos.all() else blocks.take_rows(pos), self.family, start, control,
-                    penalty)
+                    penalty, intercept)
 
     def null_fit(self, control: Control) -> NullFit:
         """Intercept-only fit with the offset kept, as R's null deviance; eta = offset without

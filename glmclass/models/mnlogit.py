@@ -21,11 +21,11 @@ import numpy as np
 from ..blocks import ArrayBlocks, RowBlocks, block_rows
 from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
-from ..numerics.linalg import aliased_columns
 from ..numerics.separation import Separation
 from ..results.mnlogit import MNLogitResults
-from ..solvers.gram import column_abs_max, weighted_gram
+from ..solvers.gram import centring_shift, column_abs_max
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
+from ..solvers.rank import aliased_design_columns
 from .base import Model, check_option, check_weights, fit_control
 from .data import ModelData, check_finite, intercept_index
 from .glm_base import constant
@@ -141,7 +141,9 @@ class MNLogit(Model):
         check_option("information", information, ("observed", "expected"))
         fc = fit_control(maxiter, tol)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
-        aliased = aliased_columns(weighted_gram(self._blocks()))
+        rows = self._blocks()
+        icpt = self.data.intercept_index
+        aliased = aliased_design_columns(rows, shift=centring_shift(rows, icpt), intercept=icpt)
         keep = ~aliased
         X = self.exog if keep.all() else np.ascontiguousarray(self.exog[:, keep])
         blocks = self._blocks(X, objective=True)

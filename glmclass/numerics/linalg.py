@@ -16,6 +16,24 @@ from scipy import linalg
 #: condition number, so 1e-11 here matches a norm ratio of ~3e-6 in R's pivoted QR.
 RANK_TOL = 1e-11
 
+#: R's ``glm`` tolerance: a column whose distance from the span of the kept earlier columns is
+#: below ``QR_TOL`` times its own norm is aliased. ``glm.fit`` calls its QR with
+#: ``tol = min(1e-7, epsilon / 1000)``, 1e-11 at the default ``epsilon = 1e-8`` (``lm`` and
+#: ``qr()`` use 1e-7).
+QR_TOL = 1e-11
+
+#: A column whose distance from the span of the earlier ones is below this fraction of its raw
+#: norm is aliased whatever its spread: that distance is the rounding of the column's values
+#: (~1e-16 of their magnitude), not information. Below R's ``QR_TOL``, so it never aliases a
+#: column R keeps.
+ROUNDING_TOL = 1e-13
+
+#: Squared norm ratio above which a Gram pivot is trusted to keep a column without a QR. A
+#: Gram pivot is computed with an absolute error of a few ``p * eps`` on the unit-diagonal
+#: scale, i.e. a norm ratio known to ~1e-7 at best: R's tolerance cannot be decided on it, so
+#: a pivot below this goes to :func:`aliased_from_r` on a QR factor of the design.
+GRAM_CLEAR = 1e-8
+
 
 class NotPositiveDefinite(np.linalg.LinAlgError):
     """The matrix is not numerically positive definite."""
@@ -65,6 +83,85 @@ def aliased_columns(gram: np.ndarray, tol: float = RANK_TOL) -> np.ndarray:
         factor[k, j] = np.sqrt(piv)
         rest = slice(j + 1, p)
         factor[k, rest] = (a[j, rest] - r @ factor[:k, rest]) / factor[k, j]
+        k += 1
+    return aliased
+
+
+def clearly_full_rank(gram: np.ndarray, clear: float = GRAM_CLEAR) -> bool:
+    """Whether every column is far (in the Gram's own precision) from the span of the others.
+
+    True when the unit-diagonal (equilibrated) Gram has a Cholesky factor whose every pivot
+    exceeds ``clear``: each column's distance from the span of the earlier ones is then more
+    than ``sqrt(clear)`` times its norm, far above R's ``QR_TOL`` and above the Gram's
+    rounding. False says only "decide on a QR" (:func:`aliased_from_r`).
+
+    Parameters
+    ----------
+    gram : ndarray of shape (p, p)
+        Symmetric positive semi-definite X'WX.
+    clear : float
+        Smallest pivot (squared norm ratio) trusted.
+
+    Returns
+    -------
+    bool
+    """
+    if gram.shape[0] == 0:
+        return True
+    diag = np.diag(gram)
+    if not np.all(diag > 0) or not np.all(np.isfinite(gram)):
+        return False
+    d = np.sqrt(diag)
+    try:
+        c = linalg.cholesky(gram / np.outer(d, d), lower=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.all(np.diag(c) ** 2 > clear))
+
+
+def aliased_from_r(r: np.ndarray, tol: float = QR_TOL, raw_norms: np.ndarray | None = None,
+                   rounding: float = ROUNDING_TOL) -> np.ndarray:
+    """R's rank rule (LINPACK ``dqrdc2``, "limited column pivoting") on a QR factor of X.
+
+    Column j is aliased when its distance from the span of the kept earlier columns is below
+    ``tol`` times its norm; as in R, an aliased column is moved out of the way, so the first of
+    two collinear columns is kept and the later one dropped. Since ``X = Q R`` with orthonormal
+    Q, the columns of R have the norms and the angles of the columns of X, so the rule runs on
+    the small p x p factor (Householder reflections, as dqrdc2) instead of on X.
+
+    Parameters
+    ----------
+    r : ndarray of shape (m, p)
+        Any factor with ``r' r = X' X`` (e.g. the R of a QR of X, m >= p, or X itself).
+    tol : float
+        Relative distance below which a column is aliased (R's ``tol``).
+    raw_norms : ndarray of shape (p,), optional
+        When X is a shifted design (columns centred after a column of ones), the norms of the
+        unshifted columns: a distance below ``rounding`` times it is the rounding of the raw
+        values, and the column is aliased too.
+    rounding : float
+
+    Returns
+    -------
+    ndarray of bool, shape (p,)
+    """
+    a = np.array(r, dtype=float)  # columns are reflected in place
+    m, p = a.shape
+    norms = np.linalg.norm(a, axis=0)
+    floor = tol * norms if raw_norms is None else np.maximum(tol * norms, rounding * raw_norms)
+    aliased = np.zeros(p, dtype=bool)
+    k = 0  # rows used by the kept columns' reflections
+    for j in range(p):
+        rest = np.linalg.norm(a[k:, j])
+        if norms[j] == 0 or not np.isfinite(rest) or rest < floor[j] or k >= m:
+            aliased[j] = True
+            continue
+        # Householder reflection taking a[k:, j] to (-+rest, 0, ...), applied to later columns
+        v = a[k:, j].copy()
+        v[0] += np.copysign(rest, v[0])
+        vv = v @ v
+        if vv > 0 and j + 1 < p:
+            a[k:, j + 1 :] -= np.outer(v, (2.0 / vv) * (v @ a[k:, j + 1 :]))
         k += 1
     return aliased
 

@@ -73,6 +73,8 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     def _bread(self) -> np.ndarray | None:
         """Inverse information on the kept columns (None when it is not positive definite)."""
         try:
+            if self.information == "expected" or self.model.family.is_canonical:
+                return self._fit.gram_inverse(self._keep)  # the solver's Gram, kept accurate
             return spd_inverse(self._information)
         except NotPositiveDefinite:
             return None
@@ -83,7 +85,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         the warning ``bse`` gives."""
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf is the answer
-                var = np.diag(spd_inverse(self._fit.gram[np.ix_(self._keep, self._keep)]))
+                var = np.diag(self._fit.gram_inverse(self._keep))
         except NotPositiveDefinite:
             return np.full(self.rank, np.inf)
         with np.errstate(invalid="ignore"):

@@ -13,12 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import linalg as sla
 
 from ..blocks import Block, RowBlocks
 from ..errors import DataError
 from ..families import Family
-from ..numerics.linalg import NotPositiveDefinite, aliased_columns, spd_solve
-from .gram import fused_pass
+from ..numerics.linalg import NotPositiveDefinite, clearly_full_rank, spd_inverse, spd_solve
+from .gram import centring_shift, fused_pass, shift_transform
+from .rank import aliased_design_columns
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,11 @@ class IRLSFit:
         Objective after each iteration.
     message : str
         Why the loop stopped, when it did not converge.
+    transform : ndarray of shape (p, p) or None
+        ``T`` of the shifted design the solver worked on (``gamma = T beta``), None unshifted.
+    gram_shifted : ndarray of shape (p, p) or None
+        The Gram of the shifted design, ``gram = T' gram_shifted T``: it keeps the digits that
+        ``gram`` loses to large column means.
     """
 
     coef: np.ndarray
@@ -88,6 +95,23 @@ class IRLSFit:
     converged: bool
     history: tuple
     message: str = ""
+    transform: np.ndarray | None = None
+    gram_shifted: np.ndarray | None = None
+
+    def gram_inverse(self, keep: np.ndarray) -> np.ndarray:
+        """``inv(gram[keep, keep])``, through the shifted Gram when there is one (accurate
+        where ``gram`` is nearly singular only because of large column means).
+
+        Raises
+        ------
+        NotPositiveDefinite
+        """
+        if self.transform is None:
+            return spd_inverse(self.gram[np.ix_(keep, keep)])
+        tinv = np.linalg.inv(self.transform[np.ix_(keep, keep)])  # I - e_i s': exact
+        inner = spd_inverse(self.gram_shifted[np.ix_(keep, keep)])
+        out = tinv @ inner @ tinv.T
+        return out / 2.0 + out.T / 2.0
 
 
 def irls(
@@ -96,6 +120,7 @@ def irls(
     start: np.ndarray | None = None,
     control: Control = Control(),
     penalty: Penalty | None = None,
+    intercept: int | None = None,
 ) -> IRLSFit:
     """Fit a GLM by IRLS (or Newton's method) with step-halving.
 
@@ -112,6 +137,10 @@ def irls(
     control : Control
     penalty : Penalty, optional
         Gaussian prior turning the fit into penalised IRLS for the posterior mode.
+    intercept : int, optional
+        Index of a column of X that is all ones. The solver then works on the design with the
+        later columns centred (:func:`~glmclass.solvers.gram.centring_shift`): the same model,
+        reparametrised, whose Gram keeps the digits a raw Gram loses to large column means.
 
     Returns
     -------
@@ -120,47 +149,132 @@ def irls(
     Notes
     -----
     Every iteration is one :func:`~glmclass.solvers.gram.fused_pass` over the rows; the
-    linear predictor exists one block at a time, so the solver holds O(p^2) memory.
+    linear predictor exists one block at a time, so the solver holds O(p^2) memory. After the
+    first step (from R's starting means) each iteration solves for the *change* of the
+    coefficients, ``(X'WX) delta = X'u`` with the score ``X'u`` computed afresh in float64: the
+    same iterates as R's weighted least squares, but each step also corrects the rounding of the
+    previous solve (iterative refinement), so the normal equations' squared condition number
+    costs iterations, not digits. The aliased columns are decided on the first step's design
+    as in R (:func:`~glmclass.solvers.rank.aliased_design_columns`).
     """
+    shift = centring_shift(blocks, intercept)
+    for _ in (0, 1):
+        frame = _Frame(shift, intercept, penalty)
+        fit = _irls(blocks, family, frame, start, control)
+        if not isinstance(fit, _Retry):
+            return fit
+        shift = None  # the column of ones is itself aliased: fit the unshifted design
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Retry:
+    """Sentinel: the rank decision aliased the column of ones the shift relies on."""
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The coordinates the solver works in: ``gamma = T beta`` on ``Xc = X - 1 s'``."""
+
+    shift: np.ndarray | None
+    intercept: int | None
+    penalty: Penalty | None
+
+    @property
+    def t(self) -> np.ndarray | None:
+        return None if self.shift is None else shift_transform(self.shift, self.intercept)
+
+    def to_gamma(self, beta: np.ndarray) -> np.ndarray:
+        return beta if self.shift is None else beta + np.eye(beta.shape[0])[self.intercept] * (
+            self.shift @ beta)
+
+    def to_beta(self, gamma: np.ndarray) -> np.ndarray:
+        if self.shift is None:
+            return gamma
+        beta = gamma.copy()
+        beta[self.intercept] -= self.shift @ gamma
+        return beta
+
+    def gram_to_beta(self, g: np.ndarray) -> np.ndarray:
+        t = self.t
+        return g if t is None else t.T @ g @ t
+
+    def penalty_gamma(self) -> Penalty | None:
+        """The prior in gamma coordinates: precision ``T^-T P T^-1``, mean ``T m``."""
+        pen = self.penalty
+        if pen is None or self.shift is None:
+            return pen
+        tinv = np.eye(self.shift.shape[0])
+        tinv[self.intercept] -= self.shift
+        return Penalty(tinv.T @ pen.precision @ tinv, self.to_gamma(pen.mean))
+
+
+def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | None,
+          control: Control) -> IRLSFit | _Retry:
+    """The IRLS loop in the frame's coordinates (see :func:`irls`)."""
     p = blocks.n_cols
     observed = control.hessian == "observed"
     valid = _domain_check(family)
+    shift, penalty = frame.shift, frame.penalty_gamma()
 
-    def terms(b: Block, eta_b: np.ndarray, obs: bool, check: bool = True):
+    def terms(b: Block, eta_b: np.ndarray, obs: bool, check: bool = True, wz: bool = False):
         w, u, dev = family.irls_terms(b.y, eta_b, b.weights, observed=obs)
         if check and not valid(eta_b):  # outside the domain: the step gets halved
             dev = np.inf
+        if not wz:
+            return w, u, dev
         with np.errstate(over="ignore", invalid="ignore"):  # a wild step: inf, then halving
             return w, w * (eta_b - b.offset) + u, dev
 
     def run(coef, observed=observed, check=True):
-        def eta(b: Block) -> np.ndarray:
-            e = b.X @ coef
-            e += b.offset
-            return e
-
-        dev, g, r = fused_pass(blocks, eta, lambda b, e: terms(b, e, observed, check))
+        if qr_mode:  # an ill-conditioned kept design: R's QR on the weighted design
+            dev, sys = _qr_pass(blocks, keep, shift, penalty, coef,
+                                lambda b, e: terms(b, e, False, check))
+            pen = penalty.value(coef) if penalty is not None else 0.0
+            return dev, dev + pen, sys, None
+        dev, g, r = fused_pass(blocks, None, lambda b, e: terms(b, e, observed, check),
+                               coef=coef, shift=shift)
         if observed and not _is_pd(_penalised(g, penalty)[np.ix_(keep, keep)]):
             # far from the optimum the observed information may be indefinite: score instead
-            dev, g, r = fused_pass(blocks, eta, lambda b, e: terms(b, e, False, check))
+            dev, g, r = fused_pass(blocks, None, lambda b, e: terms(b, e, False, check),
+                                   coef=coef, shift=shift)
         pen = penalty.value(coef) if penalty is not None else 0.0
         return dev, dev + pen, g, r
 
-    keep = np.ones(p, dtype=bool)
+    keep, qr_mode = np.ones(p, dtype=bool), False
     if start is None:  # R's mustart, block by block
-        dev, g, r = fused_pass(blocks, lambda b: family.start_eta(b.y, b.weights),
-                               lambda b, e: terms(b, e, observed, check=False))
+        def start_eta(b: Block) -> np.ndarray:
+            return family.start_eta(b.y, b.weights)
+
+        dev, g, r = fused_pass(blocks, start_eta,
+                               lambda b, e: terms(b, e, observed, check=False, wz=True),
+                               shift=shift)
         coef_old, obj_old = None, dev
     else:  # as before, a given start is not checked against the domain
-        coef_old = np.asarray(start, dtype=float)
+        coef_old = frame.to_gamma(np.asarray(start, dtype=float))
+
+        def start_eta(b: Block) -> np.ndarray:
+            xb = b.X if shift is None else b.X - shift
+            return xb @ coef_old + b.offset
+
         dev, obj_old, g, r = run(coef_old, check=False)
     dev_old = dev
-    aliased = aliased_columns(_penalised(g, penalty))  # a proper prior makes any design full rank
+    aliased = _aliased(blocks, family, g, frame, penalty, start_eta)
+    if shift is not None and aliased[frame.intercept]:
+        return _Retry()
     keep = ~aliased
+    if keep.any() and not clearly_full_rank(_penalised(g, penalty)[np.ix_(keep, keep)],
+                                            QR_MODE_CLEAR):
+        # the Gram squares a condition number this large beyond what refinement recovers
+        qr_mode, observed = True, False
+        if start is None:
+            dev, g = _qr_pass(blocks, keep, shift, penalty, None,
+                              lambda b, e: terms(b, e, False, False, wz=True), start_eta)
+        else:
+            dev, obj_old, g, r = run(coef_old, check=False)
 
     history, converged, message, it = [], False, "", 0
     for it in range(1, control.maxiter + 1):
-        coef = _solve(g, r, keep, penalty)
+        coef = _step(g, r, keep, penalty, coef_old)
         dev, obj, g_new, r_new = run(coef)  # an eta outside the domain gives obj = inf
         halvings = 0
         while not np.isfinite(obj) or (
@@ -185,16 +299,36 @@ def irls(
             "no valid set of coefficients has been found: the first IRLS step left the domain "
             f"of the {family.name} family with the {family.link.name} link; pass start_params "
             "inside it (e.g. an intercept of link(mean(y)) and zero slopes)")
-    if converged and not observed and not family.is_canonical and keep.any():
+    if converged and not observed and not family.is_canonical and keep.any() and not qr_mode:
         # Fisher scoring converges only linearly for a non-canonical link, so R's deviance rule
         # stops ~sqrt(tol) away from the optimum: finish with exact-Hessian Newton steps
         coef_old, dev, obj_old, g, r = _polish(run, coef_old, (dev, obj_old, g, r), keep,
                                                penalty)
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
-    out = np.where(keep, coef_old, np.nan)
-    g = np.where(np.outer(keep, keep), g, 0.0)
-    return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message)
+    out = np.where(keep, frame.to_beta(np.where(keep, coef_old, 0.0)), np.nan)
+    if isinstance(g, _QRSystem):
+        g = g.gram()
+    both = np.outer(keep, keep)
+    g_shift = None if frame.shift is None else np.where(both, g, 0.0)
+    g = np.where(both, frame.gram_to_beta(g), 0.0)
+    return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message, frame.t, g_shift)
+
+
+def _aliased(blocks: RowBlocks, family: Family, g: np.ndarray, frame: _Frame,
+             penalty: Penalty | None, start_eta: Callable[[Block], np.ndarray]) -> np.ndarray:
+    """R's aliasing decision on the first step's weighted (shifted) design; a proper prior
+    makes any design full rank (its square-root precision joins the rows)."""
+    extra = None
+    if penalty is not None:
+        e, v = np.linalg.eigh(penalty.precision)
+        extra = (v * np.sqrt(np.maximum(e, 0.0))).T
+    gram = _penalised(g, penalty)
+
+    def fisher(b: Block) -> np.ndarray:  # R's QR uses the Fisher weights at the start
+        return family.irls_terms(b.y, start_eta(b), b.weights)[0]
+
+    return aliased_design_columns(blocks, gram, fisher, frame.shift, extra, frame.intercept)
 
 
 def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
@@ -205,7 +339,7 @@ def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
     dev, obj, g, r = state
     for _ in range(max_steps):
         _, _, g_obs, r_obs = run(coef, observed=True)
-        cand = _solve(g_obs, r_obs, keep, penalty)
+        cand = _step(g_obs, r_obs, keep, penalty, coef)
         c_dev, c_obj, c_g, c_r = run(cand)  # obj = inf outside the domain
         if not np.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
             break
@@ -251,16 +385,96 @@ def _is_pd(a: np.ndarray) -> bool:
     return True
 
 
-def _solve(g: np.ndarray, r: np.ndarray, keep: np.ndarray, penalty: Penalty | None) -> np.ndarray:
-    """Coefficients of the weighted least-squares step on the kept columns (0 for aliased)."""
+def _step(g, r: np.ndarray | None, keep: np.ndarray, penalty: Penalty | None,
+          coef: np.ndarray | None) -> np.ndarray:
+    """The next coefficients (0 for aliased columns).
+
+    From the starting means (``coef`` None) ``r`` is X'Wz and the step solves the weighted least
+    squares ``(X'WX + P) b = X'Wz + P m``; from coefficients ``r`` is the score X'u and the step
+    solves for the change, ``(X'WX + P) delta = X'u - P (coef - m)``. A :class:`_QRSystem`
+    ``g`` (``r`` None) holds the same least-squares problem as a triangular factor.
+    """
+    if isinstance(g, _QRSystem):
+        out = np.zeros(keep.shape[0]) if coef is None else np.where(keep, coef, 0.0)
+        out[keep] += g.solve()
+        return out
     gk, rk = g[np.ix_(keep, keep)], r[keep]
     if penalty is not None:
         pk = penalty.precision[np.ix_(keep, keep)]
         gk = gk + pk
-        rk = rk + pk @ penalty.mean[keep]
-    coef = np.zeros(g.shape[0])
+        if coef is None:
+            rk = rk + pk @ penalty.mean[keep]
+        else:
+            rk = rk - pk @ (coef[keep] - penalty.mean[keep])
+    out = np.zeros(g.shape[0]) if coef is None else np.where(keep, coef, 0.0)
     try:
-        coef[keep] = spd_solve(gk, rk)
+        out[keep] += spd_solve(gk, rk)
     except NotPositiveDefinite:
-        coef[keep] = np.linalg.lstsq(gk, rk, rcond=None)[0]
-    return coef
+        out[keep] += np.linalg.lstsq(gk, rk, rcond=None)[0]
+    return out
+
+
+#: Smallest Gram pivot (squared relative distance of a kept column from the span of the
+#: earlier ones) at which the iterations solve the normal equations; below it (a condition
+#: number over ~1e5) each step solves the weighted least squares by QR, as R does.
+QR_MODE_CLEAR = 1e-10
+
+
+@dataclass(frozen=True)
+class _QRSystem:
+    """``[R c; 0 d]``: the triangular factor of the weighted design (kept columns) with the
+    weighted working response (or residual) appended; the step solves ``R x = c``."""
+
+    r_aug: np.ndarray
+    keep: np.ndarray
+
+    def solve(self) -> np.ndarray:
+        k = int(self.keep.sum())
+        r = self.r_aug[:k, :k]
+        return sla.solve_triangular(r, self.r_aug[:k, k], check_finite=False)
+
+    def gram(self) -> np.ndarray:
+        k = int(self.keep.sum())
+        rk = self.r_aug[:k, :k]
+        out = np.zeros((self.keep.shape[0],) * 2)
+        out[np.ix_(self.keep, self.keep)] = rk.T @ rk
+        return out
+
+
+def _qr_pass(blocks: RowBlocks, keep: np.ndarray, shift: np.ndarray | None,
+             penalty: Penalty | None, coef: np.ndarray | None, terms,
+             start_eta: Callable[[Block], np.ndarray] | None = None):
+    """One pass giving the deviance and the :class:`_QRSystem` of the step at ``coef`` (or at
+    the starting means: then ``terms`` gives ``w z`` and the system is the full solve)."""
+    cols = np.flatnonzero(keep)
+
+    def one(b: Block):
+        xb = b.X if shift is None else b.X - shift
+        e = start_eta(b) if coef is None else xb @ coef + b.offset
+        w, v, dev = terms(b, e)
+        sw = np.sqrt(np.maximum(w, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rhs = np.where(sw > 0, v / sw, 0.0)
+        a = np.column_stack([xb[:, cols] * sw[:, None], rhs])
+        return dev, _tri(a)
+
+    def combine(x, y):
+        return x[0] + y[0], _tri(np.vstack([x[1], y[1]]))
+
+    k = cols.shape[0]
+    dev, r = blocks.reduce(one, (0.0, np.zeros((0, k + 1))), combine)
+    if penalty is not None:
+        e, v = np.linalg.eigh(penalty.precision)
+        root = (v * np.sqrt(np.maximum(e, 0.0))).T
+        target = root @ penalty.mean if coef is None else -root @ (coef - penalty.mean)
+        r = _tri(np.vstack([r, np.column_stack([root[:, cols], target])]))
+    if r.shape[0] < k + 1:
+        r = np.vstack([r, np.zeros((k + 1 - r.shape[0], k + 1))])
+    return dev, _QRSystem(r, keep)
+
+
+def _tri(a: np.ndarray) -> np.ndarray:
+    """The R of a QR of ``a`` (at most as many rows as columns)."""
+    if a.shape[0] <= a.shape[1]:
+        return a
+    return sla.qr(a, mode="r", overwrite_a=True, check_finite=False)[0][: a.shape[1]]
