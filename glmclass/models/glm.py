@@ -108,7 +108,13 @@ class MLEGLM(GLMBase):
         scale = column_abs_max(self.problem.blocks(X))
         explode = S.exploding(results._fit.coef[keep], results._bare_se(), scale)
         directions = np.zeros(keep.size, dtype=int)
-        decision = S.BINARY.decide(X.shape[0] * X.shape[1], results.converged, explode.any())
+        cells = X.shape[0] * X.shape[1]
+        symptoms = bool(explode.any())
+        if not symptoms and results.converged and cells <= S.BINARY.probability_cells:
+            pos = self.prior_weights > 0
+            mu = fam.link.inverse(results._eta if pos.all() else results._eta[pos])
+            symptoms = S.BINARY.extreme(cells, mu)
+        decision = S.BINARY.decide(cells, results.converged, symptoms)
         if decision == "none":
             return S.Separation(False, "none", (), directions, names)
         if decision == "apparent":

@@ -35,6 +35,9 @@ ROUNDING_TOL = 1e-13
 GRAM_CLEAR = 1e-8
 
 
+_POTRF, _POTRS = linalg.get_lapack_funcs(("potrf", "potrs"), dtype=np.float64)
+
+
 class NotPositiveDefinite(np.linalg.LinAlgError):
     """The matrix is not numerically positive definite."""
 
@@ -112,11 +115,8 @@ def clearly_full_rank(gram: np.ndarray, clear: float = GRAM_CLEAR) -> bool:
     if not np.all(diag > 0) or not np.all(np.isfinite(gram)):
         return False
     d = np.sqrt(diag)
-    try:
-        c = linalg.cholesky(gram / np.outer(d, d), lower=False, check_finite=False)
-    except np.linalg.LinAlgError:
-        return False
-    return bool(np.all(np.diag(c) ** 2 > clear))
+    c, info = _POTRF(gram / np.outer(d, d), lower=0, clean=0, overwrite_a=1)
+    return info == 0 and bool(np.all(np.diag(c) ** 2 > clear))
 
 
 def aliased_from_r(r: np.ndarray, tol: float = QR_TOL, raw_norms: np.ndarray | None = None,
@@ -175,21 +175,24 @@ def cholesky(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         When the equilibrated matrix is not numerically positive definite.
     """
     d = _scale(a)
-    try:
-        c = linalg.cholesky(a / np.outer(d, d), lower=False, check_finite=False)
-    except np.linalg.LinAlgError as exc:
-        raise NotPositiveDefinite(str(exc)) from None
-    if not np.all(np.isfinite(c)):
+    # LAPACK's potrf directly (what scipy.linalg.cholesky calls): a small fit solves a few
+    # p x p systems per iteration, and scipy's argument handling cost more than the solve
+    c, info = _POTRF(a / np.outer(d, d), lower=0, clean=1, overwrite_a=1)
+    if info > 0:
+        raise NotPositiveDefinite(f"{info}-th leading minor not positive definite")
+    if info < 0 or not np.all(np.isfinite(c)):
         raise NotPositiveDefinite("non-finite Cholesky factor")
     return c, d
 
 
 def spd_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Solve ``a x = b`` for symmetric positive definite ``a`` through Cholesky."""
+    if a.shape[0] == 0:
+        return np.array(b, dtype=float)
     c, d = cholesky(a)
     with np.errstate(over="ignore", invalid="ignore"):
         bd = b / d if b.ndim == 1 else b / d[:, None]
-        x = linalg.cho_solve((c, False), bd, check_finite=False)
+        x, _ = _POTRS(c, bd, lower=0)
         x = x / d if x.ndim == 1 else x / d[:, None]
     if not np.all(np.isfinite(x)):  # the factor exists but the solution leaves float range
         raise NotPositiveDefinite("numerically singular: the solution overflows")

@@ -20,7 +20,7 @@ from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, clearly_full_rank, spd_inverse, spd_solve
 from .gram import centring_shift, fused_pass, shift_transform
-from .rank import aliased_design_columns
+from .rank import aliased_design_columns, gram_decides
 
 
 @dataclass(frozen=True)
@@ -258,12 +258,16 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
 
         dev, obj_old, g, r = run(coef_old, check=False)
     dev_old = dev
-    aliased = _aliased(blocks, family, g, frame, penalty, start_eta)
+    decided = gram_decides(_penalised(g, penalty), shift, frame.intercept)
+    if decided:  # the common case: every pivot clear, so no QR and no QR mode either
+        aliased = np.zeros(p, dtype=bool)
+    else:
+        aliased = _aliased(blocks, family, g, frame, penalty, start_eta)
     if shift is not None and aliased[frame.intercept]:
         return _Retry()
     keep = ~aliased
-    if keep.any() and not clearly_full_rank(_penalised(g, penalty)[np.ix_(keep, keep)],
-                                            QR_MODE_CLEAR):
+    kept_gram = _penalised(g, penalty)[np.ix_(keep, keep)]
+    if not decided and keep.any() and not clearly_full_rank(kept_gram, QR_MODE_CLEAR):
         # the Gram squares a condition number this large beyond what refinement recovers
         qr_mode, observed = True, False
         if start is None:

@@ -114,15 +114,38 @@ def aliased_design_columns(
         gram = weighted_gram(blocks, weights, shift)
         if extra_rows is not None:
             gram = gram + extra_rows.T @ extra_rows
-    raw = None
-    if shift is not None:  # the unshifted Gram is T' G T (gamma = T beta)
-        t = shift_transform(shift, intercept)
-        raw = np.sqrt(np.maximum(np.einsum("ij,ik,kj->j", t, gram, t), 0.0))
-        centred = np.sqrt(np.maximum(np.diag(gram), 0.0))
-        # the rounding rule can bind only where the shift dwarfs the spread
-        far = bool(np.any(ROUNDING_TOL * raw > 1e-4 * centred))
-    else:
-        far = False
-    if not far and clearly_full_rank(gram):
+    if gram_decides(gram, shift, intercept):
         return np.zeros(blocks.n_cols, dtype=bool)
-    return aliased_from_r(qr_factor(blocks, weights, shift, extra_rows), tol, raw)
+    return aliased_from_r(qr_factor(blocks, weights, shift, extra_rows), tol,
+                          _raw_norms(gram, shift, intercept))
+
+
+def _raw_norms(gram: np.ndarray, shift: np.ndarray | None,
+               intercept: int | None) -> np.ndarray | None:
+    """Norms of the unshifted columns: the unshifted Gram is T' G T (gamma = T beta)."""
+    if shift is None:
+        return None
+    t = shift_transform(shift, intercept)
+    return np.sqrt(np.maximum(np.einsum("ij,ik,kj->j", t, gram, t), 0.0))
+
+
+def gram_decides(gram: np.ndarray, shift: np.ndarray | None = None,
+                 intercept: int | None = None) -> bool:
+    """True when the (shifted) Gram alone shows every column clearly kept: no QR needed.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (p, p)
+    shift : ndarray of shape (p,), optional
+    intercept : int, optional
+
+    Returns
+    -------
+    bool
+    """
+    raw = _raw_norms(gram, shift, intercept)
+    if raw is not None:  # the rounding rule can bind only where the shift dwarfs the spread
+        centred = np.sqrt(np.maximum(np.diag(gram), 0.0))
+        if np.any(ROUNDING_TOL * raw > 1e-4 * centred):
+            return False
+    return clearly_full_rank(gram)
