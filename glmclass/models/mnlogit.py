@@ -23,7 +23,7 @@ from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
 from ..numerics.separation import Separation
 from ..results.mnlogit import MNLogitResults
-from ..solvers.gram import centring_shift, column_abs_max
+from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
 from ..solvers.rank import aliased_design_columns
 from .base import Model, check_option, check_weights, fit_control
@@ -142,8 +142,11 @@ class MNLogit(Model):
         fc = fit_control(maxiter, tol)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
         rows = self._blocks()
-        icpt = self.data.intercept_index
-        aliased = aliased_design_columns(rows, shift=centring_shift(rows, icpt), intercept=icpt)
+        icpt, gram = self.data.intercept_index, weighted_gram(rows)
+        shift = shift_from_gram(gram, icpt)  # large column means: decide on the shifted design
+        if shift is not None:
+            gram = weighted_gram(rows, shift=shift)
+        aliased = aliased_design_columns(rows, gram, shift=shift, intercept=icpt)
         keep = ~aliased
         X = self.exog if keep.all() else np.ascontiguousarray(self.exog[:, keep])
         blocks = self._blocks(X, objective=True)

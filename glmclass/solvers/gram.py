@@ -5,7 +5,7 @@ No N x p weighted copy of X is ever formed: each block of rows (from a
 and multiplied into a p x p partial result with BLAS (``syrk`` through NumPy's ``A.T @ A``
 detection when all weights are non-negative, ``gemm`` otherwise); the source sums the partials.
 
-Every pass can work on a *shifted* design ``X - 1 s'`` (:func:`centring_shift`): the shift is
+Every pass can work on a *shifted* design ``X - 1 s'`` (:func:`shift_from_gram`): the shift is
 subtracted from each block before it is weighted, so a column such as ``x + 1e6`` enters the
 Gram as ``x - mean(x)`` and the cancellation that a Gram of the raw column suffers (twelve
 digits of ``sum (x + 1e6)^2`` are the mean's, not the spread's) never happens. With a column
@@ -59,45 +59,39 @@ def _shifted(xb: np.ndarray, shift: np.ndarray | None, scratch: _Scratch) -> np.
     return np.subtract(xb, shift, out=scratch.get(xb.shape[0]))
 
 
-def centring_shift(blocks: RowBlocks, intercept: int | None) -> np.ndarray | None:
-    """The column means to subtract from the columns after the column of ones.
+def shift_from_gram(gram: np.ndarray, intercept: int | None) -> np.ndarray | None:
+    """The column means to subtract from the columns after the column of ones, from a Gram
+    matrix X'WX of the unshifted design (no pass over the data).
+
+    Without a constant column ``X - 1 s'`` would span another space, so nothing is shifted;
+    columns whose squared mean is below 10 times their variance lose less than a digit to it
+    and the passes stay as cheap (None). The row of the column of ones holds the weighted
+    column sums and the diagonal the weighted sums of squares, so the weighted means and the
+    rough test ``11 mean^2 > 10 mean(x^2)`` (no cancelling subtraction) come free with the
+    first IRLS pass.
 
     Parameters
     ----------
-    blocks : RowBlocks
-        Source of the rows of X (n_obs, p).
+    gram : ndarray of shape (p, p)
+        X'WX with non-negative weights.
     intercept : int or None
-        Index of a column of X that is all ones; None when X has none (then nothing is shifted:
-        without a constant column, ``X - 1 s'`` would span another space).
+        Index of the column of ones.
 
     Returns
     -------
     ndarray of shape (p,) or None
-        The (unweighted) mean of every column after ``intercept``, 0 for the others; None when
-        no column needs a shift: every column's squared mean is below 10 times its variance
-        (the Gram then loses less than a digit to the mean, and the pass stays as cheap).
-
-    Notes
-    -----
-    One read of X (a row sum and a sum of squares per block): ~2 % of a logistic fit at
-    N = 1e6. The mean of all rows rather than of a sample: sorted data would make a sample's
-    mean a poor centre. A rough test is enough to decide: ``mean^2 > 10 var`` is
-    ``11 mean^2 > 10 mean(x^2)``, which needs no cancelling subtraction.
+        The weighted means of the columns after ``intercept`` (0 for the others), None when no
+        column needs a shift.
     """
-    p, n = blocks.n_cols, blocks.n_rows
-    if intercept is None or n == 0 or intercept == p - 1:
+    p = gram.shape[0]
+    if intercept is None or intercept >= p - 1 or not gram[intercept, intercept] > 0:
         return None
-
-    def moments(b: Block) -> tuple[np.ndarray, np.ndarray]:
-        xb = b.X
-        return xb.sum(axis=0), np.einsum("ij,ij->j", xb, xb)
-
-    sums, squares = blocks.reduce(moments, (np.zeros(p), np.zeros(p)))
-    mean = sums / n
-    mean[: intercept + 1] = 0.0
+    total = gram[intercept, intercept]
     with np.errstate(over="ignore", invalid="ignore"):
-        needed = 11.0 * mean * mean > 10.0 * (squares / n)
-    if not np.any(needed[intercept + 1 :]):
+        mean = gram[intercept] / total
+        needed = 11.0 * mean * mean > 10.0 * (np.diag(gram) / total)
+    mean[: intercept + 1] = 0.0
+    if not np.all(np.isfinite(mean)) or not np.any(needed[intercept + 1 :]):
         return None
     return mean
 
@@ -127,7 +121,7 @@ def weighted_gram(blocks: RowBlocks,
         ``weights(block) -> w`` of shape (r,); default the source's ``block.weights``. May be
         negative (observed information of a non-canonical link).
     shift : ndarray of shape (p,), optional
-        The Gram of ``X - 1 shift'`` instead (:func:`centring_shift`).
+        The Gram of ``X - 1 shift'`` instead (:func:`shift_from_gram`).
 
     Returns
     -------
@@ -198,7 +192,7 @@ def fused_pass(
     coef : ndarray of shape (p,), optional
         With ``eta=None``: ``eta_block = Xc_block @ coef + offset`` on the shifted block.
     shift : ndarray of shape (p,), optional
-        Work on ``Xc = X - 1 shift'`` (:func:`centring_shift`): the Gram and right-hand side
+        Work on ``Xc = X - 1 shift'`` (:func:`shift_from_gram`): the Gram and right-hand side
         are those of Xc.
 
     Returns

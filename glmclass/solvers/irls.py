@@ -19,7 +19,7 @@ from ..blocks import Block, RowBlocks
 from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, clearly_full_rank, spd_inverse, spd_solve
-from .gram import centring_shift, fused_pass, shift_transform
+from .gram import fused_pass, shift_from_gram, shift_transform
 from .rank import aliased_design_columns, gram_decides
 
 
@@ -139,8 +139,10 @@ def irls(
         Gaussian prior turning the fit into penalised IRLS for the posterior mode.
     intercept : int, optional
         Index of a column of X that is all ones. The solver then works on the design with the
-        later columns centred (:func:`~glmclass.solvers.gram.centring_shift`): the same model,
-        reparametrised, whose Gram keeps the digits a raw Gram loses to large column means.
+        later columns centred (:func:`~glmclass.solvers.gram.shift_from_gram`): the same model,
+        reparametrised, whose Gram keeps the digits a raw Gram loses to large column means
+        (decided on the first pass's Gram, :func:`~glmclass.solvers.gram.shift_from_gram`,
+        which is then made again on the shifted design: one more pass, only then).
 
     Returns
     -------
@@ -157,18 +159,23 @@ def irls(
     costs iterations, not digits. The aliased columns are decided on the first step's design
     as in R (:func:`~glmclass.solvers.rank.aliased_design_columns`).
     """
-    shift = centring_shift(blocks, intercept)
-    for _ in (0, 1):
+    shift = None
+    for _ in range(3):
         frame = _Frame(shift, intercept, penalty)
         fit = _irls(blocks, family, frame, start, control)
         if not isinstance(fit, _Retry):
             return fit
-        shift = None  # the column of ones is itself aliased: fit the unshifted design
+        # the first pass asked for a shift, or the column of ones the shift relies on is
+        # itself aliased: then fit the unshifted design
+        shift, intercept = fit.shift, (intercept if fit.shift is not None else None)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@dataclass(frozen=True)
 class _Retry:
-    """Sentinel: the rank decision aliased the column of ones the shift relies on."""
+    """Sentinel: start again with this shift (None: unshifted, no shift asked again)."""
+
+    shift: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -258,13 +265,17 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
 
         dev, obj_old, g, r = run(coef_old, check=False)
     dev_old = dev
+    if shift is None and frame.intercept is not None:  # large means: work on a shifted design
+        wanted = shift_from_gram(g, frame.intercept) if np.all(np.diag(g) >= 0) else None
+        if wanted is not None:
+            return _Retry(wanted)
     decided = gram_decides(_penalised(g, penalty), shift, frame.intercept)
     if decided:  # the common case: every pivot clear, so no QR and no QR mode either
         aliased = np.zeros(p, dtype=bool)
     else:
         aliased = _aliased(blocks, family, g, frame, penalty, start_eta)
     if shift is not None and aliased[frame.intercept]:
-        return _Retry()
+        return _Retry(None)
     keep = ~aliased
     kept_gram = _penalised(g, penalty)[np.ix_(keep, keep)]
     if not decided and keep.any() and not clearly_full_rank(kept_gram, QR_MODE_CLEAR):

@@ -5,7 +5,7 @@ is below ``tol = 1e-7`` times its norm, on a QR of the weighted design. A Gram m
 that ratio and adds its own rounding (a norm ratio of ~1e-8 is lost in it), so the Gram alone
 cannot decide at R's tolerance. The decision here is two-staged:
 
-1. The Gram the solver has anyway (of the *shifted* design, :func:`~.gram.centring_shift`,
+1. The Gram the solver has anyway (of the *shifted* design, :func:`~.gram.shift_from_gram`,
    so a column such as ``x + 1e6`` is judged by its spread, not its mean) gets one Cholesky:
    when every pivot is far above the rounding (:data:`~glmclass.numerics.linalg.GRAM_CLEAR`),
    no column is aliased and nothing more is done (the common case, for p^3/3 flops).
@@ -97,7 +97,7 @@ def aliased_design_columns(
     weights : callable, optional
         ``weights(block) -> w`` of shape (r,), non-negative; default ``block.weights``.
     shift : ndarray of shape (p,), optional
-        Shift of the columns after a column of ones (:func:`~.gram.centring_shift`).
+        Shift of the columns after a column of ones (:func:`~.gram.shift_from_gram`).
     extra_rows : ndarray of shape (m, p), optional
         Rows appended to the weighted design (a prior's square-root precision).
     intercept : int, optional
