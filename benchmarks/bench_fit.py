@@ -62,6 +62,8 @@ TOOLS = {
     "statsmodels GLM cloglog": ("cloglog", "sm.GLM(y, X, family=Binomial(CLogLog())).fit()"),
     "sklearn newton-cholesky": ("logit", "LogisticRegression(C=inf, solver='newton-cholesky')"),
     "sklearn lbfgs": ("logit", "LogisticRegression(C=inf, solver='lbfgs')"),
+    "glum": ("logit", "GeneralizedLinearRegressor(family='binomial', alpha=0, "
+                      "gradient_tol=1e-10)"),
 }
 
 
@@ -127,6 +129,18 @@ def _tool(name: str):
             r = m.fit()
             return np.asarray(r.params), r.fit_history["iteration"]
         return construct, fit
+    if name == "glum":
+        from glum import GeneralizedLinearRegressor
+
+        def construct(X, y):
+            return (GeneralizedLinearRegressor(family="binomial", alpha=0, gradient_tol=1e-10,
+                                               fit_intercept=True), X, y)
+
+        def fit(m):
+            est, X, y = m
+            est.fit(X, y)
+            return np.concatenate([[est.intercept_], est.coef_.ravel()]), int(est.n_iter_)
+        return construct, fit
     from sklearn.linear_model import LogisticRegression
 
     solver = name.split()[1]
@@ -148,7 +162,7 @@ def child(name: str, n: int, p: int, seed: int, repeats: int) -> dict:
 
     warnings.simplefilter("ignore")
     construct, fit = _tool(name)
-    intercept_column = not name.startswith("sklearn")
+    intercept_column = not (name.startswith("sklearn") or name == "glum")
     Xs, ys, _ = make_data(2000, 5, seed, intercept_column)
     fit(construct(Xs, ys))  # warm-up
     del Xs, ys
