@@ -4,7 +4,7 @@
 >>> import glmclass.formula.api as gcf
 """
 
-from . import families, links, summary
+from . import datasets, families, links, summary
 from .compare import compare
 from .errors import (
     ConvergenceWarning,
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BayesGLM", "BayesLogit",
-    "GLM", "Logit", "Probit", "MNLogit", "compare", "families", "links", "summary",
+    "GLM", "Logit", "Probit", "MNLogit", "compare", "datasets", "families", "links", "summary",
     "LDA", "QDA", "BernoulliNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
