@@ -13,7 +13,7 @@ from ..errors import GlmclassWarning
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
-from ..summary import Summary
+from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults
 
@@ -189,7 +189,9 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
                          f"{', '.join(self.aliased)}.")
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
-        return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes)
+        sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""
+        return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes,
+                       subtitle=sub)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {type(self.model).__name__}, nobs={num(self.nobs)}>"

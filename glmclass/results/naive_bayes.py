@@ -21,7 +21,12 @@ class BernoulliNBResults(GenerativeResults):
         theta_kj = p(x_j = 1 | class k), levels x features.
     alpha : float
         The additive smoothing used.
+    feature_measure : str
+        ``"counting"``: the joint likelihood is a probability of binary features, not a density,
+        so :func:`glmclass.compare` does not rank it against LDA/QDA's joint likelihoods.
     """
+
+    feature_measure = "counting"
 
     def __init__(self, model, counts: np.ndarray, prior: np.ndarray, theta: np.ndarray,
                  alpha: float) -> None:
