@@ -16,6 +16,7 @@ from ..solvers.irls import IRLSFit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults
+from .influence import GLMInfluence
 
 
 class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
@@ -115,6 +116,13 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         w = m.prior_weights * m.family.working_weights(self._eta)
         X = m.exog if keep.all() else m.exog[:, keep]
         return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")
+
+    def get_influence(self) -> GLMInfluence:
+        """Influence and outlier diagnostics of every row: hat values, Cook's distances,
+        standardized and studentized residuals, DFBETA(S), DFFITS, covariance ratios
+        (statsmodels' ``get_influence``; R's ``influence.measures``), as a
+        :class:`~glmclass.results.influence.GLMInfluence`."""
+        return GLMInfluence(self)
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates: dispersion times the inverse information matrix (a copy:
