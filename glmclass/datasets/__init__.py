@@ -2,7 +2,7 @@
 
 >>> from glmclass import datasets
 >>> datasets.list()
-['birthwt', 'breast_cancer', 'iris', 'menarche', 'spector']
+['birthwt', 'breast_cancer', 'crabs', 'endometrial', 'housing', 'iris', 'menarche', 'spector']
 >>> df = datasets.load("spector")
 >>> df.shape
 (32, 4)
@@ -82,6 +82,41 @@ _DATASETS = {
         "Biology 38, 199-203. As in R's MASS::menarche.",
         "Published data, distributed with MASS.",
         'gcf.glm("I(Menarche / Total) ~ Age", df, var_weights=df["Total"])'),
+    "crabs": _Dataset(
+        "crabs.csv",
+        "Morphology of 200 rock crabs of the genus Leptograpsus: 50 of each colour form and sex.",
+        {"sp": "colour form: B (blue) or O (orange)", "sex": "F or M",
+         "index": "1 to 50 within each of the four groups", "FL": "frontal lobe size (mm)",
+         "RW": "rear width (mm)", "CL": "carapace length (mm)", "CW": "carapace width (mm)",
+         "BD": "body depth (mm)"},
+        "Campbell, N. A. and Mahon, R. J. (1974). A multivariate study of variation in two "
+        "species of rock crab of genus Leptograpsus. Australian Journal of Zoology 22, 417-425. "
+        "As in R's MASS::crabs.",
+        "Published data, distributed with MASS.",
+        'gcf.lda("sp ~ FL + RW + CL + CW + BD", df)'),
+    "housing": _Dataset(
+        "housing.csv",
+        "Satisfaction with housing of 1681 Copenhagen tenants, as counts of 72 combinations.",
+        {"Sat": "satisfaction: Low, Medium or High", "Infl": "perceived influence on the "
+         "management: Low, Medium or High", "Type": "Tower, Apartment, Atrium or Terrace",
+         "Cont": "contact with other residents: Low or High",
+         "Freq": "number of tenants with these values (use as freq_weights)"},
+        "Madsen, M. (1976). Statistical analysis of multiple contingency tables. Two examples. "
+        "Scandinavian Journal of Statistics 3, 97-106. As in R's MASS::housing, the labels as "
+        "plain strings (R's level orders: Low < Medium < High; Tower, Apartment, Atrium, "
+        "Terrace).",
+        "Published data, distributed with MASS.",
+        'gcf.mnlogit("Sat ~ Infl + Type + Cont", df, freq_weights=df["Freq"])'),
+    "endometrial": _Dataset(
+        "endometrial.csv",
+        "Histology grade of 79 endometrial cancer patients; NV quasi-completely separates HG.",
+        {"NV": "neovasculation: 1 present, 0 absent", "PI": "pulsatility index of the uterine "
+         "artery", "EH": "endometrium height (mm)", "HG": "histology grade: 1 high, 0 low"},
+        "Heinze, G. and Schemper, M. (2002). A solution to the problem of separation in "
+        "logistic regression. Statistics in Medicine 21, 2409-2419. As in R's "
+        "brglm2::endometrial (identical values).",
+        "Published study data, distributed with brglm2 and logistf.",
+        'gcf.bayes_logit("HG ~ NV + PI + EH", df)'),
     "breast_cancer": _Dataset(
         "breast_cancer.csv.gz",
         "Breast Cancer Wisconsin (Diagnostic): 569 fine-needle aspirates, 212 malignant and "
@@ -125,7 +160,7 @@ def load(name: str) -> pd.DataFrame:
     ----------
     name : str
         One of :func:`list` (``"spector"``, ``"birthwt"``, ``"iris"``, ``"menarche"``,
-        ``"breast_cancer"``).
+        ``"crabs"``, ``"housing"``, ``"endometrial"``, ``"breast_cancer"``).
 
     Returns
     -------

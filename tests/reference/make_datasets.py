@@ -2,8 +2,9 @@
 
 Run from the repository root:  python tests/reference/make_datasets.py
 
-spector, birthwt, iris and menarche are the files of ``tests/reference/data`` (made by
-``make_spector.py`` and ``make_data.R``), with whole-number columns written as integers.
+spector, birthwt, iris, menarche, crabs, housing and endometrial are the files of
+``tests/reference/data`` (made by ``make_spector.py`` and ``make_data.R``; endometrial copied as
+its README says), with whole-number columns written as integers.
 breast_cancer comes from scikit-learn's copy of the UCI Breast Cancer Wisconsin (Diagnostic)
 data; column names get underscores for spaces and the 0/1 target becomes the ``diagnosis``
 labels ``malignant``/``benign``. Nothing is random: running it twice gives the same bytes.
@@ -31,7 +32,7 @@ def _ints(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def main() -> None:
-    for name in ("spector", "birthwt", "iris", "menarche"):
+    for name in ("spector", "birthwt", "iris", "menarche", "crabs", "housing", "endometrial"):
         df = _ints(pd.read_csv(SRC / f"{name}.csv", keep_default_na=False, na_values=[""]))
         df.to_csv(OUT / f"{name}.csv", index=False, lineterminator="\n")
     bc = load_breast_cancer(as_frame=True)
