@@ -291,3 +291,12 @@ def test_demo_needs_no_statsmodels_datasets():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "bundled" in proc.stdout and proc.stdout.count("Regression Results") == 3
+
+
+def test_every_generative_model_is_available(tmp_path, capsys):
+    path = tmp_path / "iris.csv"
+    gc.datasets.load("iris").to_csv(path, index=False)
+    for model, title in (("gaussian_nb", "Gaussian Naive Bayes"), ("qda", "Quadratic")):
+        code, out, _ = run(["fit", path, "Species ~ Petal_Length + Petal_Width", "--model",
+                            model], capsys)
+        assert code == 0 and title in out
