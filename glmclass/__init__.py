@@ -4,7 +4,7 @@
 >>> import glmclass.formula.api as gcf
 """
 
-from . import families, links, summary
+from . import datasets, families, links, summary
 from .compare import compare
 from .errors import (
     ConvergenceWarning,
@@ -19,14 +19,14 @@ from .models.bayes import BayesGLM, BayesLogit
 from .models.discriminant import LDA, QDA
 from .models.glm import GLM, Logit, Probit
 from .models.mnlogit import MNLogit
-from .models.naive_bayes import BernoulliNB
+from .models.naive_bayes import BernoulliNB, GaussianNB
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BayesGLM", "BayesLogit",
-    "GLM", "Logit", "Probit", "MNLogit", "compare", "families", "links", "summary",
-    "LDA", "QDA", "BernoulliNB",
+    "GLM", "Logit", "Probit", "MNLogit", "compare", "datasets", "families", "links", "summary",
+    "LDA", "QDA", "BernoulliNB", "GaussianNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
 ]

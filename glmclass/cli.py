@@ -1,13 +1,19 @@
-"""Command line: ``python -m glmclass demo | fit | compare``.
+"""Command line: ``glmclass demo | fit | compare | predict | datasets``.
 
-Bad arguments and data problems print one line ``glmclass: error: ...`` and exit with code 2,
-never a traceback.
+``fit``, ``compare`` and ``predict`` take a CSV file and formulas in either order (a formula is
+the argument with a ``~``). Bad arguments and data problems print one line
+``glmclass: error: ...`` and exit with code 2, never a traceback; run bare, the program prints
+its usage. Only the formula is evaluated (through ``from_formula``); weights and offsets are
+column names, never expressions.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -18,6 +24,17 @@ import pandas as pd
 import glmclass as gc
 
 _FAMILIES = {"binomial": "Binomial", "gaussian": "Gaussian", "poisson": "Poisson"}
+_WHICH = ("prob", "mean", "class", "linear")
+
+_EPILOG = """\
+examples:
+  glmclass datasets spector > spector.csv
+  glmclass fit spector.csv "GRADE ~ GPA + TUCE + PSI" --model probit
+  glmclass compare spector.csv "GRADE ~ GPA" "GRADE ~ GPA + PSI" --format latex
+  glmclass predict spector.csv "GRADE ~ GPA + PSI" --newdata new.csv --output pred.csv
+
+The CSV file and the formulas may come in either order. A column whose name has spaces or
+symbols is written Q("mean radius") in a formula."""
 
 
 class _UsageError(Exception):
@@ -32,30 +49,135 @@ class _Parser(argparse.ArgumentParser):
 def _models() -> dict:
     """Model names the CLI accepts: the GLMs, plus any other model class the package has."""
     names = {"logit": "Logit", "probit": "Probit", "glm": "GLM", "mnlogit": "MNLogit",
-             "lda": "LDA", "qda": "QDA", "bayes_logit": "BayesLogit"}
+             "lda": "LDA", "qda": "QDA", "bayes_logit": "BayesLogit",
+             "bernoulli_nb": "BernoulliNB", "gaussian_nb": "GaussianNB",
+             "firthlogit": "FirthLogit"}
     return {k: getattr(gc, v) for k, v in names.items() if hasattr(gc, v)}
 
 
-def _build(model: str, formula: str, data: pd.DataFrame, family: str | None, link: str | None):
-    cls = _models()[model]
-    if model == "glm":
-        fam_cls = getattr(gc.families, _FAMILIES[family or "binomial"])
-        fam = fam_cls(gc.links.get_link(link)) if link else fam_cls()
-        return cls.from_formula(formula, data, family=fam)
-    if link or family:
-        raise _UsageError("--link and --family apply to --model glm only")
-    return cls.from_formula(formula, data)
-
-
+# --- reading ----------------------------------------------------------------------------------
 def _read(path: str) -> pd.DataFrame:
+    """A CSV file (``-`` for standard input) as a DataFrame; every failure as one line."""
     try:
-        return pd.read_csv(path)
+        if path == "-":
+            return pd.read_csv(sys.stdin)
+        return pd.read_csv(os.path.expanduser(path))
     except FileNotFoundError:
         raise _UsageError(f"no such file: {path}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        raise _UsageError(f"{path} is a directory, not a CSV file") from None
+    except PermissionError:
+        raise _UsageError(f"cannot read {path}: permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise _UsageError(f"cannot read {path}: it is not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start}); save it as UTF-8") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise _UsageError(f"cannot read {path} as CSV: {str(exc).splitlines()[0]}") from None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a device
+        raise _UsageError(f"cannot read {_short(path)}: "
+                          f"{exc.strerror or exc if isinstance(exc, OSError) else exc}") from None
 
 
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _is_file(arg: str) -> bool:
+    try:
+        return os.path.isfile(os.path.expanduser(arg))
+    except (OSError, ValueError):
+        return False
+
+
+def _split(args: list[str], command: str) -> tuple[str, list[str]]:
+    """The data file and the formulas among the positional arguments, in either order."""
+    formulas = [a for a in args if "~" in a and not _is_file(a)]
+    data = [a for a in args if a not in formulas]
+    if not formulas:
+        raise _UsageError(f"{command} needs a formula such as \"y ~ x1 + x2\" (with a '~') "
+                          "beside the CSV file")
+    if not data:
+        raise _UsageError(f"{command} needs a CSV file beside the formula: glmclass {command} "
+                          f"data.csv \"{_short(formulas[0], 40)}\"")
+    if len(data) > 1:
+        raise _UsageError(f"{command} takes one CSV file, got {len(data)} "
+                          f"({', '.join(map(repr, (_short(d, 30) for d in data[:3])))}); "
+                          "a formula needs a '~', e.g. \"y ~ x\"")
+    if command != "compare" and len(formulas) > 1:
+        raise _UsageError(f"{command} takes one formula, got {len(formulas)}; use compare to "
+                          "fit several")
+    return data[0], formulas
+
+
+def _column(data: pd.DataFrame, name: str, option: str) -> pd.Series:
+    if name in data.columns:
+        return data[name]
+    lower = {str(c).lower(): str(c) for c in data.columns}
+    close = [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=3)]
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise _UsageError(f"{option} {name!r} is not a column of the data{hint} (give a column "
+                      "name, not an expression)")
+
+
+# --- building ---------------------------------------------------------------------------------
+def _options(args, data: pd.DataFrame) -> tuple[type, dict]:
+    """The model class and its constructor options from the command line."""
+    cls = _models()[args.model]
+    kw = {}
+    if args.model == "glm":
+        fam_cls = getattr(gc.families, _FAMILIES[args.family or "binomial"])
+        kw["family"] = fam_cls(gc.links.get_link(args.link)) if args.link else fam_cls()
+    elif args.link or args.family:
+        raise _UsageError("--link and --family apply to --model glm only")
+    for option, key in (("weights", "freq_weights"), ("var_weights", "var_weights"),
+                        ("offset", "offset")):
+        col = getattr(args, option)
+        if col is None:
+            continue
+        flag = "--" + option.replace("_", "-")
+        if key not in getattr(cls, "_row_args", ()):
+            raise _UsageError(f"{flag} is not available for --model {args.model}")
+        kw[key] = _column(data, col, flag)
+    return cls, kw
+
+
+_QUOTED = re.compile(r"""Q\(\s*(['"]).*?\1\s*\)""")
+
+
+def _formula_hint(formula: str, data: pd.DataFrame) -> str | None:
+    """Why a formula may have failed: a column name with spaces or symbols written bare, or
+    R's ``y ~ .``."""
+    bare = _QUOTED.sub(" ", formula)
+    words = {_norm(w) for w in re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", bare)}
+    for c in data.columns:
+        name = str(c)
+        if not name.isidentifier() and (name in bare or _norm(name) in words):
+            return (f"the column {name!r} has spaces or symbols in its name: write "
+                    f"Q(\"{name}\") in the formula")
+    if re.search(r"(~|\+)\s*\.\s*($|[+\-])", formula):
+        return ("R's '.' (all other columns) is not understood here: list the columns, "
+                "e.g. \"y ~ a + b + c\"")
+    return None
+
+
+def _norm(name: str) -> str:
+    """A name without case, spaces and symbols: 'mean_radius' and 'Mean Radius' meet."""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _fit(args, formula: str, data: pd.DataFrame):
+    cls, kw = _options(args, data)
+    try:
+        model = cls.from_formula(formula, data, **kw)
+    except Exception as exc:
+        hint = _formula_hint(formula, data)
+        if hint is None:
+            raise
+        raise _UsageError(f"{hint} ({_message(exc)})") from None
+    return model.fit()
+
+
+# --- output -----------------------------------------------------------------------------------
 def _jsonable(obj):
     if isinstance(obj, pd.DataFrame):
         return {str(c): _jsonable(obj[c]) for c in obj.columns}
@@ -91,16 +213,41 @@ def _render(res, fmt: str) -> str:
 def _render_table(table: pd.DataFrame, fmt: str) -> str:
     if fmt == "json":
         return table.to_json(orient="index", indent=2)
-    title = f"Model comparison (likelihood: {table.attrs.get('likelihood', 'conditional')})"
-    s = gc.summary.Summary(title, [], [(None, table)])
-    return {"text": s.as_text, "html": s.as_html, "latex": s.as_latex}[fmt]()
+    kind = table.attrs.get("likelihood", "conditional")
+    if fmt == "text":
+        return f"Model comparison (likelihood: {kind})\n\n{table.to_text()}"
+    s = gc.summary.Summary("Model comparison", [], [(None, table._shown())],
+                           subtitle=f"likelihood: {kind}")
+    return {"html": s.as_html, "latex": s.as_latex}[fmt]()
+
+
+def _predictions(res, new: pd.DataFrame | None, which: list[str]) -> pd.DataFrame:
+    """One column per prediction (``prob_<level>`` for probability tables), one row per row
+    of the data predicted, in order; missing predictors give empty fields."""
+    parts = []
+    for w in which:
+        kind = "prob" if w == "prob" else w
+        out = res.predict(new, which=kind)
+        if isinstance(out, pd.DataFrame):
+            out = out.set_axis([f"{w}_{c}" for c in out.columns], axis=1)
+        else:
+            out = out.rename(w).to_frame()
+        parts.append(out)
+    return pd.concat(parts, axis=1)
+
+
+def _which(text: str) -> list[str]:
+    which = [w.strip() for w in text.split(",") if w.strip()]
+    bad = [w for w in which if w not in _WHICH]
+    if bad or not which:
+        raise _UsageError(f"--which takes a comma-separated list of {', '.join(_WHICH)}; got "
+                          f"{text!r}")
+    return which
 
 
 def demo() -> str:
-    """Fit Logit, Probit and a cloglog GLM to statsmodels' Spector data; report and compare."""
-    from statsmodels.datasets import spector
-
-    data = spector.load_pandas().data
+    """Fit Logit, Probit and a cloglog GLM to the bundled Spector data; report and compare."""
+    data = gc.datasets.load("spector")
     formula = "GRADE ~ GPA + TUCE + PSI"
     fits = {
         "logit": gc.Logit.from_formula(formula, data).fit(),
@@ -110,8 +257,9 @@ def demo() -> str:
     }
     parts = [
         "glmclass demo: does a new teaching method (PSI) raise grades?",
-        "Spector & Mazzeo (1980) data, shipped with statsmodels: 32 students, GRADE = 1 if the",
-        "final grade improved; GPA, TUCE (a pre-test score) and PSI as predictors.", "",
+        "Spector & Mazzeo (1980) data, bundled as glmclass.datasets.load('spector'): 32",
+        "students, GRADE = 1 if the final grade improved; GPA, TUCE (a pre-test score) and PSI",
+        "as predictors.", "",
     ]
     for res in fits.values():
         parts += [str(res.summary()), ""]
@@ -122,51 +270,133 @@ def demo() -> str:
     return "\n".join(parts)
 
 
+# --- the parser ---------------------------------------------------------------------------------
 def _parser() -> _Parser:
-    p = _Parser(prog="glmclass", description="Linear models for classification.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = _Parser(prog="glmclass", description="Linear models for classification: fit, compare "
+                "and predict with formulas on a CSV file.", epilog=_EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"glmclass {gc.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.add_parser("demo", help="fit Logit, Probit and cloglog models to bundled data")
+    d = sub.add_parser("datasets", help="list the bundled datasets, or write one as CSV")
+    d.add_argument("name", nargs="?", help="dataset to write to standard output")
     models = sorted(_models())
     f = sub.add_parser("fit", help="fit one model and print its summary")
-    f.add_argument("formula", help='patsy formula, e.g. "y ~ x1 + C(g)"')
-    f.add_argument("data", help="CSV file with a header row")
     c = sub.add_parser("compare", help="fit several formulas and print a comparison table")
-    c.add_argument("data", help="CSV file with a header row")
-    c.add_argument("formulas", nargs="+", help="patsy formulas")
-    for q in (f, c):
+    r = sub.add_parser("predict", help="fit one model and write its predictions as CSV")
+    f.add_argument("args", nargs="+", metavar="DATA FORMULA",
+                   help='a CSV file with a header row and a patsy formula, e.g. "y ~ x1 + C(g)" '
+                        "(either order; - reads the CSV from standard input)")
+    c.add_argument("args", nargs="+", metavar="DATA FORMULA...",
+                   help="a CSV file and two or more formulas (any order)")
+    r.add_argument("args", nargs="+", metavar="DATA FORMULA", help="as for fit")
+    r.add_argument("--newdata", help="CSV file of the rows to predict (default: DATA)")
+    r.add_argument("--output", "-o", help="write the predictions here (default: standard "
+                   "output)")
+    r.add_argument("--which", default="prob,class",
+                   help="comma-separated: prob (one column per level), mean, class, linear "
+                        "(default prob,class)")
+    c.add_argument("--likelihood", choices=["auto", "joint", "conditional"], default="auto",
+                   help="compare LDA/QDA/naive Bayes on the joint likelihood p(x, class) "
+                        "(same features only) or every model on p(class | x)")
+    for q in (f, c, r):
         q.add_argument("--model", choices=models, default="logit")
         q.add_argument("--link", default=None, help="link for --model glm (logit, probit, "
                        "cloglog, loglog, cauchit, log, identity)")
         q.add_argument("--family", choices=sorted(_FAMILIES), default=None,
                        help="family for --model glm (default binomial)")
+        q.add_argument("--weights", metavar="COLUMN",
+                       help="column of frequency weights (a row with weight 3 counts three "
+                            "times)")
+        q.add_argument("--var-weights", metavar="COLUMN",
+                       help="column of variance weights (binomial: the number of trials of a "
+                            "proportion; R's glm weights=)")
+        q.add_argument("--offset", metavar="COLUMN", help="column added to the linear "
+                       "predictor (e.g. a log exposure)")
+    for q in (f, c):
         q.add_argument("--format", choices=["text", "html", "latex", "json"], default="text")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 success, 2 bad arguments or data)."""
-    try:
-        args = _parser().parse_args(argv)
-        if args.command == "demo":
-            print(demo())
-            return 0
-        if args.family and args.family not in _FAMILIES:
-            raise _UsageError(f"unknown family {args.family!r}")
-        data = _read(args.data)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if args.command == "fit":
-                res = _build(args.model, args.formula, data, args.family, args.link).fit()
-                out = _render(res, args.format)
-            else:
-                fits = [_build(args.model, f, data, args.family, args.link).fit()
-                        for f in args.formulas]
-                out = _render_table(gc.compare(fits, names=args.formulas), args.format)
-        print(out)
-        for w in {str(w.message) for w in caught if issubclass(w.category, UserWarning)}:
-            print(f"glmclass: warning: {w}", file=sys.stderr)
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "the formula is too long or too deeply nested to parse; use fewer terms"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    if isinstance(exc, (SyntaxError, MemoryError, RuntimeError, ArithmeticError,
+                        AttributeError, IndexError, LookupError)):
+        first = f"{type(exc).__name__}: {first}"
+    return _short(first, 400)
+
+
+def _run(args) -> int:
+    if args.command == "demo":
+        print(demo())
         return 0
-    except (_UsageError, ValueError, TypeError, KeyError, gc.GlmclassError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"glmclass: error: {msg}", file=sys.stderr)
+    if args.command == "datasets":
+        if args.name is None:
+            print("\n".join(gc.datasets.list()))
+        else:
+            sys.stdout.write(gc.datasets.load(args.name).to_csv(index=False))
+        return 0
+    path, formulas = _split(args.args, args.command)
+    if args.command == "compare" and len(formulas) < 2:
+        raise _UsageError("compare needs two or more formulas; use fit for one")
+    which = _which(args.which) if args.command == "predict" else None
+    data = _read(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if args.command == "fit":
+            out = _render(_fit(args, formulas[0], data), args.format)
+        elif args.command == "compare":
+            fits = [_fit(args, f, data) for f in formulas]
+            out = _render_table(gc.compare(fits, names=formulas, likelihood=args.likelihood),
+                                args.format)
+        else:
+            res = _fit(args, formulas[0], data)
+            new = _read(args.newdata) if args.newdata else None
+            out = _predictions(res, new, which).to_csv(index=False)
+    if args.command == "predict" and args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="") as fh:
+                fh.write(out)
+        except OSError as exc:
+            raise _UsageError(f"cannot write {_short(args.output)}: {exc.strerror}") from None
+    elif args.command == "predict":
+        sys.stdout.write(out)
+    else:
+        print(out)
+    for w in dict.fromkeys(str(w.message) for w in caught
+                           if issubclass(w.category, (UserWarning, RuntimeWarning))):
+        print(f"glmclass: warning: {w.splitlines()[0] if w else ''}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 success, 2 bad arguments or data, 130 when
+    interrupted). Never raises and never prints a traceback."""
+    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise _UsageError("give a command: demo, datasets, fit, compare or predict "
+                              "(glmclass --help)")
+        return _run(args)
+    except SystemExit as exc:  # --help and --version print and exit 0
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print("glmclass: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader (head, less) went away: nothing more to say
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # anything else: one line, never a traceback
+        print(f"glmclass: error: {_message(exc)}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,11 +35,92 @@ def fmt(value, digits: int = 4) -> str:
     return str(value)
 
 
+def modelled_line(endog_name: str, levels: list | None) -> str:
+    """The line under a binary model's title that says which level is modelled.
+
+    Parameters
+    ----------
+    endog_name : str
+        The response's name.
+    levels : list of two labels, or None
+        ``[failure, success]``; None for a response of proportions.
+
+    Returns
+    -------
+    str
+        ``"P(low = 1) is modelled; the other level is 0"``, or for proportions
+        ``"P(success) is modelled: the response I(k / n) holds proportions"``.
+    """
+    if levels is None:
+        return f"P(success) is modelled: the response {endog_name} holds proportions"
+    return f"P({endog_name} = {levels[1]}) is modelled; the other level is {levels[0]}"
+
+
 def _is_whole(col: pd.Series) -> bool:
     if col.dtype.kind not in "f":
         return False
     v = col.to_numpy()
     return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15))
+
+
+#: Widest line of a text report: a terminal or a code cell of 100 columns shows it unwrapped.
+MAX_WIDTH = 100
+
+
+def table_cells(df: pd.DataFrame, digits: int = 4) -> list[list[str]]:
+    """The cells of a table as strings: a header row, then the index label and the values of
+    each row; columns of whole numbers (counts, degrees of freedom) print without decimals."""
+    rows = [[""] + [str(c) for c in df.columns]]
+    whole = [_is_whole(df[c]) for c in df.columns]
+    for idx, row in zip(df.index, df.itertuples(index=False), strict=True):
+        label = " ".join(map(str, idx)) if isinstance(idx, tuple) else str(idx)
+        rows.append([label] + [fmt(int(v) if w else v, digits)
+                               for v, w in zip(row, whole, strict=True)])
+    return rows
+
+
+def _chunks(widths: list[int], room: int) -> list[list[int]]:
+    """Value columns (1-based) packed greedily into blocks that fit ``room`` characters."""
+    chunks, cur, used = [], [], 0
+    for j, w in enumerate(widths[1:], start=1):
+        if cur and used + 2 + w > room:
+            chunks.append(cur)
+            cur, used = [], 0
+        cur.append(j)
+        used += 2 + w
+    return chunks + [cur] if cur else chunks
+
+
+def text_table(rows: list[list[str]], max_width: int = MAX_WIDTH, rule: int = 0) -> list[str]:
+    """Lines of a table within ``max_width`` columns.
+
+    A table too wide for the width keeps its numbers intact: row labels longer than the room
+    left by the values go on a line of their own above their values, and when the values alone
+    do not fit, the columns are printed in blocks (as R prints a wide matrix), each block with
+    the row labels. ``rule`` > 0 draws a rule of that width under each header row.
+    """
+    widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+    values = sum(widths[1:]) + 2 * (len(widths) - 1)
+    if widths[0] + values <= max_width:
+        room, chunks = widths[0], [list(range(1, len(widths)))]
+    elif values + 12 <= max_width:
+        room, chunks = max_width - values, [list(range(1, len(widths)))]
+    else:
+        room = min(widths[0], 30)
+        chunks = _chunks(widths, max_width - room)
+    out: list[str] = []
+    for c, cols in enumerate(chunks):
+        if c:
+            out.append("")
+        for k, r in enumerate(rows):
+            cells = "  ".join(r[j].rjust(widths[j]) for j in cols)
+            if len(r[0]) > room:  # the label on its own line, the values under it
+                out += [r[0], " " * room + "  " + cells]
+            else:
+                out.append(r[0].ljust(room) + "  " + cells)
+            if k == 0 and rule:
+                out.append("-" * rule)
+    return out
 
 
 @dataclass
@@ -56,6 +138,14 @@ class Summary:
         Lines printed at the end.
     digits : int
         Decimals shown for table values.
+    subtitle : str
+        A line under the title (what is modelled, e.g. ``P(low = 1)``); empty for none.
+
+    Notes
+    -----
+    The text form is at most :data:`MAX_WIDTH` (100) columns wide: wide tables are printed in
+    column blocks, long row labels on lines of their own, long header pairs on full lines and
+    notes wrapped.
     """
 
     title: str
@@ -63,6 +153,7 @@ class Summary:
     tables: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     digits: int = 4
+    subtitle: str = ""
 
     def __str__(self) -> str:
         return self.as_text()
@@ -75,30 +166,18 @@ class Summary:
 
     # --- text -----------------------------------------------------------------------------
     def _table_lines(self, df: pd.DataFrame) -> list[list[str]]:
-        cols = [""] + [str(c) for c in df.columns]
-        rows = [cols]
-        # columns of whole numbers (counts, degrees of freedom) print without decimals
-        whole = [_is_whole(df[c]) for c in df.columns]
-        for idx, row in zip(df.index, df.itertuples(index=False), strict=True):
-            label = " ".join(map(str, idx)) if isinstance(idx, tuple) else str(idx)
-            rows.append([label] + [fmt(int(v) if w else v, self.digits)
-                                   for v, w in zip(row, whole, strict=True)])
-        return rows
+        return table_cells(df, self.digits)
 
-    def as_text(self) -> str:
-        """Plain-text report."""
-        blocks = [self._table_lines(df) for _, df in self.tables]
-        width = max([len(self.title) + 4, 78] + [
-            sum(max(len(r[j]) for r in b) for j in range(len(b[0]))) + 2 * (len(b[0]) - 1)
-            for b in blocks
-        ])
-        out = [self.title.center(width)]
-        if self.header:
-            out.append("=" * width)
+    def _header_lines(self, width: int) -> list[str]:
+        """Key/value pairs in two columns (column-major); a pair too long for half the width
+        gets a full line after them."""
         pairs = [(str(k), fmt(v)) for k, v in self.header]
-        half = (len(pairs) + 1) // 2
-        left, right = pairs[:half], pairs[half:]
         colw = (width - 3) // 2
+        short = [p for p in pairs if len(p[0]) + len(p[1]) + 2 <= colw]
+        long = [p for p in pairs if len(p[0]) + len(p[1]) + 2 > colw]
+        half = (len(short) + 1) // 2
+        left, right = short[:half], short[half:]
+        out = []
         for i in range(half):
             lk, lv = left[i]
             line = f"{lk + ':':<{colw - len(lv)}}{lv}"
@@ -106,31 +185,48 @@ class Summary:
                 rk, rv = right[i]
                 line += "   " + f"{rk + ':':<{colw - len(rv)}}{rv}"
             out.append(line)
-        for (title, _), rows in zip(self.tables, blocks, strict=True):
+        for k, v in long:
+            if len(k) + len(v) + 2 <= width:
+                out.append(f"{k + ':':<{width - len(v)}}{v}")
+            else:
+                out += textwrap.wrap(f"{k}: {v}", width, subsequent_indent="    ")
+        return out
+
+    def as_text(self) -> str:
+        """Plain-text report, at most :data:`MAX_WIDTH` columns wide."""
+        cells = [self._table_lines(df) for _, df in self.tables]
+        natural = [len(line) for rows in cells for line in text_table(rows, MAX_WIDTH)]
+        width = min(MAX_WIDTH, max([len(self.title) + 4, len(self.subtitle), 78] + natural))
+        out = [self.title.center(width).rstrip()]
+        if self.subtitle:
+            out.append(self.subtitle.center(width).rstrip())
+        if self.header:
+            out.append("=" * width)
+            out.extend(self._header_lines(width))
+        for (title, _), rows in zip(self.tables, cells, strict=True):
             out.append("=" * width)
             if title:
-                out.append(str(title))
+                out.extend(textwrap.wrap(str(title), width))
                 out.append("-" * width)
-            widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
-            for k, r in enumerate(rows):
-                cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in
-                                                   zip(r[1:], widths[1:], strict=True)]
-                out.append("  ".join(cells))
-                if k == 0:
-                    out.append("-" * width)
+            out.extend(text_table(rows, width, rule=width))
         out.append("=" * width)
-        out.extend(self.notes)
+        for note in self.notes:
+            out.extend(textwrap.wrap(note, width) or [""])
         return "\n".join(out)
 
     def as_html(self) -> str:
         """HTML report (tables with class ``glmclass-summary``)."""
         esc = html.escape
-        parts = [f'<div class="glmclass-summary"><h4>{esc(self.title)}</h4>', "<table>"]
-        pairs = [(esc(str(k)), esc(fmt(v))) for k, v in self.header]
-        for i in range(0, len(pairs), 2):
-            cells = "".join(f"<th>{k}:</th><td>{v}</td>" for k, v in pairs[i: i + 2])
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append("</table>")
+        parts = [f'<div class="glmclass-summary"><h4>{esc(self.title)}</h4>']
+        if self.subtitle:
+            parts.append(f"<p>{esc(self.subtitle)}</p>")
+        if self.header:
+            parts.append("<table>")
+            pairs = [(esc(str(k)), esc(fmt(v))) for k, v in self.header]
+            for i in range(0, len(pairs), 2):
+                cells = "".join(f"<th>{k}:</th><td>{v}</td>" for k, v in pairs[i: i + 2])
+                parts.append(f"<tr>{cells}</tr>")
+            parts.append("</table>")
         for title, df in self.tables:
             rows = self._table_lines(df)
             if title:
@@ -155,13 +251,16 @@ class Summary:
                 s = s.replace(a, b)
             return s
 
-        out = [r"\begin{center}", rf"\textbf{{{tex(self.title)}}}\\[4pt]", r"\begin{tabular}{lrlr}",
-               r"\hline"]
-        pairs = [(tex(str(k)), tex(fmt(v))) for k, v in self.header]
-        for i in range(0, len(pairs), 2):
-            cells = [f"{k}: & {v}" for k, v in pairs[i: i + 2]]
-            out.append(" & ".join(cells + ([" & "] if len(cells) == 1 else [])) + r" \\")
-        out += [r"\hline", r"\end{tabular}"]
+        out = [r"\begin{center}", rf"\textbf{{{tex(self.title)}}}\\[4pt]"]
+        if self.subtitle:
+            out.append(rf"{tex(self.subtitle)}\\[4pt]")
+        if self.header:  # no empty tabular when there is no header (a comparison table)
+            out += [r"\begin{tabular}{lrlr}", r"\hline"]
+            pairs = [(tex(str(k)), tex(fmt(v))) for k, v in self.header]
+            for i in range(0, len(pairs), 2):
+                cells = [f"{k}: & {v}" for k, v in pairs[i: i + 2]]
+                out.append(" & ".join(cells + ([" & "] if len(cells) == 1 else [])) + r" \\")
+            out += [r"\hline", r"\end{tabular}"]
         for title, df in self.tables:
             rows = self._table_lines(df)
             if title:

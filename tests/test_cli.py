@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 from statsmodels.datasets import spector
 
+import glmclass as gc
+import glmclass.formula.api as gcf
 from glmclass.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +73,6 @@ def test_compare_sorts_by_bic(csv, capsys):
     (["fit", "GRADE ~ GPA", "CSV", "--model", "glm", "--link", "weird"], "unknown link"),
     (["fit", "GRADE ~ GPA", "CSV", "--link", "probit"], "--model glm"),
     (["fit"], "required"),
-    ([], "required"),
 ])
 def test_bad_arguments_give_one_line_and_exit_2(csv, capsys, argv, needle):
     argv = [str(csv) if a == "CSV" else a for a in argv]
@@ -92,3 +96,228 @@ def test_ci_runs_the_readme_test_command():
     assert len(commands) == 2, "the README's set-up is two commands"
     for command in commands:
         assert command in ci
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code, err, needle):
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("glmclass: error:"), err
+    assert needle in err, err
+    assert "Traceback" not in err
+
+
+def test_bare_prints_usage_and_exits_2(capsys):
+    code, out, err = run([], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("usage: glmclass") and "predict" in err and "Q(\"mean radius\")" in err
+
+
+def test_version_and_help_exit_0(capsys):
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"glmclass {gc.__version__}"
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0 and "usage: glmclass" in out
+    code, out, _ = run(["fit", "--help"], capsys)
+    assert code == 0 and "--weights" in out and "--offset" in out
+
+
+def test_fit_and_compare_take_data_and_formulas_in_either_order(csv, capsys):
+    outs = [run(argv, capsys)[1] for argv in (["fit", csv, "GRADE ~ GPA"],
+                                             ["fit", "GRADE ~ GPA", csv])]
+    assert outs[0] == outs[1] and "Logit Regression Results" in outs[0]
+    tables = [run(argv, capsys)[1] for argv in (
+        ["compare", csv, "GRADE ~ GPA", "GRADE ~ GPA + PSI"],
+        ["compare", "GRADE ~ GPA", "GRADE ~ GPA + PSI", csv])]
+    assert tables[0] == tables[1] and "GRADE ~ GPA + PSI" in tables[0]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["fit", "CSV"], "needs a formula"),
+    (["fit", "GRADE ~ GPA"], "needs a CSV file"),
+    (["fit", "CSV", "CSV2", "GRADE ~ GPA"], "one CSV file, got 2"),
+    (["fit", "CSV", "GRADE ~ GPA", "GRADE ~ PSI"], "use compare"),
+    (["compare", "CSV", "GRADE ~ GPA"], "two or more formulas"),
+    (["fit", "DIR", "GRADE ~ GPA"], "is a directory"),
+    (["fit", "/tmp/" + "x" * 5000 + ".csv", "GRADE ~ GPA"], "cannot read"),
+    (["fit", "CSV", "GRADE ~ GPA", "--weights", "tuce"], "did you mean 'TUCE'"),
+    (["fit", "CSV", "GRADE ~ GPA", "--offset", "np.log(TUCE)"], "not a column"),
+    (["fit", "CSV", "GRADE ~ GPA", "--model", "lda", "--weights", "TUCE"], "not available"),
+    (["predict", "CSV", "GRADE ~ GPA", "--which", "prob,odds"], "--which"),
+    (["predict", "CSV", "GRADE ~ GPA", "--newdata", "missing.csv"], "no such file"),
+    (["datasets", "spectre"], "no dataset named"),
+])
+def test_never_a_traceback(csv, tmp_path, capsys, argv, needle):
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    subs = {"CSV": str(csv), "CSV2": str(tmp_path / "other.csv"), "DIR": str(tmp_path)}
+    code, _, err = run([subs.get(a, a) for a in argv], capsys)
+    one_line_error(code, err, needle)
+
+
+def fits_or_one_line(code, err):
+    """Formulas the formula layer may come to accept (issue 10: "support it, or say so"):
+    either they fit, or they fail in one line with exit code 2."""
+    assert "Traceback" not in err
+    assert code == 0 or (code == 2 and err.count("\n") == 1 and
+                         err.startswith("glmclass: error:")), err
+
+
+@pytest.mark.parametrize("formula", ["GRADE ~ .", "GRADE ~ " + " + ".join(["GPA"] * 3000),
+                                     "GRADE ~ " + "(" * 500 + "GPA" + ")" * 500])
+def test_dot_and_huge_formulas_never_give_a_traceback(csv, capsys, formula):
+    code, _, err = run(["fit", csv, formula], capsys)
+    fits_or_one_line(code, err)
+
+
+def test_huge_formula_in_a_fresh_process(csv):
+    """The recursion limit of a fresh interpreter, and the exit code of ``python -m``."""
+    argv = ["fit", str(csv), "GRADE ~ " + " + ".join(["GPA"] * 3000)]
+    proc = subprocess.run([sys.executable, "-m", "glmclass", *argv], capture_output=True,
+                          text=True, cwd=ROOT)
+    fits_or_one_line(proc.returncode, proc.stderr)
+
+
+def test_formula_hints():
+    from glmclass.cli import _formula_hint
+
+    df = pd.DataFrame({"y": [0, 1], "mean radius": [1.0, 2.0], "a": [1, 2]})
+    assert 'Q("mean radius")' in _formula_hint("y ~ mean radius", df)
+    assert 'Q("mean radius")' in _formula_hint("y ~ Mean_Radius + a", df)
+    assert _formula_hint("y ~ Q('mean radius') + b", df) is None
+    assert "list the columns" in _formula_hint("y ~ .", df)
+    assert "list the columns" in _formula_hint("y ~ a + .", df)
+    assert _formula_hint("y ~ np.log(a)", df) is None
+
+
+@pytest.fixture()
+def spaced(tmp_path):
+    path = tmp_path / "bc.csv"
+    df = gc.datasets.load("breast_cancer").iloc[:, :4]
+    df.columns = [c.replace("_", " ") for c in df.columns]
+    df.to_csv(path, index=False)
+    return path, df
+
+
+@pytest.mark.parametrize("formula", ["diagnosis ~ mean radius",
+                                     "diagnosis ~ mean_radius + Q('mean texture')"])
+def test_a_column_with_spaces_is_hinted_with_q(spaced, capsys, formula):
+    code, _, err = run(["fit", spaced[0], formula], capsys)
+    one_line_error(code, err, 'write Q("mean radius")')
+
+
+def test_a_column_with_spaces_fits_with_q(spaced, capsys):
+    path, df = spaced
+    code, out, _ = run(["fit", path, "diagnosis ~ Q('mean radius')", "--format", "json"],
+                       capsys)
+    ref = gcf.logit("diagnosis ~ Q('mean radius')", df).fit()
+    assert code == 0
+    assert json.loads(out)["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    assert "P(diagnosis = malignant) is modelled" in run(["fit", path,
+                                                          "diagnosis ~ Q('mean radius')"],
+                                                         capsys)[1]
+
+
+def test_weights_and_offset_are_columns(csv, capsys):
+    df = pd.read_csv(csv)
+    code, out, _ = run(["fit", csv, "GRADE ~ GPA", "--weights", "TUCE", "--offset", "PSI",
+                        "--format", "json"], capsys)
+    ref = gcf.logit("GRADE ~ GPA", df, freq_weights=df["TUCE"], offset=df["PSI"]).fit()
+    got = json.loads(out)
+    assert code == 0 and got["nobs"] == df["TUCE"].sum()
+    assert got["params"]["GPA"] == pytest.approx(ref.params["GPA"], rel=1e-12)
+    assert got["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    code, out, _ = run(["fit", csv, "GRADE ~ GPA", "--var-weights", "TUCE", "--format",
+                        "json"], capsys)
+    ref = gcf.logit("GRADE ~ GPA", df, var_weights=df["TUCE"]).fit()
+    assert json.loads(out)["nobs"] == 32 and json.loads(out)["llf"] == pytest.approx(ref.llf)
+
+
+def test_predict_writes_csv_as_the_library_predicts(csv, tmp_path, capsys):
+    df = pd.read_csv(csv)
+    new = df.head(5).copy()
+    new.loc[2, "GPA"] = np.nan  # a missing predictor: empty fields
+    new.to_csv(tmp_path / "new.csv", index=False)
+    out_path = tmp_path / "pred.csv"
+    code, out, _ = run(["predict", "GRADE ~ GPA + PSI", csv, "--newdata", tmp_path / "new.csv",
+                        "-o", out_path, "--which", "prob,mean,class,linear"], capsys)
+    assert code == 0 and out == ""
+    got = pd.read_csv(out_path)
+    res = gcf.logit("GRADE ~ GPA + PSI", df).fit()
+    assert list(got.columns) == ["prob_0", "prob_1", "mean", "class", "linear"]
+    np.testing.assert_allclose(got["mean"], res.predict(new), rtol=1e-14)
+    np.testing.assert_allclose(got["linear"], res.predict(new, which="linear"), rtol=1e-14)
+    assert got["class"].isna().tolist() == [False, False, True, False, False]
+    assert (out_path.read_text().splitlines()[3]) == ",,,,"
+    # default: in-sample probabilities and labels on standard output
+    code, out, _ = run(["predict", csv, "GRADE ~ GPA"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "prob_0,prob_1,class" and len(lines) == 33
+
+
+def test_predict_multiclass_labels(tmp_path, capsys):
+    path = tmp_path / "iris.csv"
+    gc.datasets.load("iris").to_csv(path, index=False)
+    code, out, _ = run(["predict", path, "Species ~ Petal_Length + Petal_Width", "--model",
+                        "lda"], capsys)
+    first = out.splitlines()[:2]
+    assert code == 0
+    assert first[0] == "prob_setosa,prob_versicolor,prob_virginica,class"
+    assert first[1].endswith(",setosa")
+
+
+def test_compare_generative_models_needs_the_same_features(tmp_path, capsys):
+    path = tmp_path / "iris.csv"
+    gc.datasets.load("iris").to_csv(path, index=False)
+    f2, f4 = ("Species ~ Sepal_Length + Sepal_Width",
+              "Species ~ Sepal_Length + Sepal_Width + Petal_Length + Petal_Width")
+    code, _, err = run(["compare", path, f2, f4, "--model", "lda"], capsys)
+    one_line_error(code, err, "likelihood='conditional'")
+    code, out, _ = run(["compare", path, f2, f4, "--model", "qda", "--likelihood",
+                        "conditional"], capsys)
+    assert code == 0 and "likelihood: conditional" in out
+    code, out, _ = run(["compare", path, f2, f4, "--model", "lda", "--likelihood",
+                        "conditional", "--format", "json"], capsys)
+    table = json.loads(out)
+    iris = gc.datasets.load("iris")
+    assert table[f4]["llf"] == pytest.approx(gcf.lda(f4, iris).fit().llf_conditional)
+    assert list(table) == [f4, f2]  # conditionally the 4-feature LDA is far better
+
+
+def test_compare_text_fits_80_columns_and_latex_has_no_empty_table(csv, capsys):
+    argv = ["compare", csv, "GRADE ~ GPA", "GRADE ~ GPA + PSI", "GRADE ~ GPA + TUCE + PSI"]
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80
+    assert "log_evidence" not in out and " 32 " in out and "32.0" not in out
+    code, out, _ = run(argv + ["--format", "latex"], capsys)
+    assert out.count(r"\begin{tabular}") == 1 and r"\hline\n\hline" not in out
+    code, out, _ = run(argv + ["--format", "html"], capsys)
+    assert out.count("<table>") == 1
+
+
+def test_datasets_and_stdin(capsys, monkeypatch):
+    code, out, _ = run(["datasets"], capsys)
+    assert code == 0 and out.split() == gc.datasets.list()
+    code, out, _ = run(["datasets", "spector"], capsys)
+    assert code == 0 and out.splitlines()[0] == "GPA,TUCE,PSI,GRADE" and len(out.splitlines()) == 33
+    monkeypatch.setattr(sys, "stdin", io.StringIO(out))
+    code, fitted, _ = run(["fit", "-", "GRADE ~ GPA", "--format", "json"], capsys)
+    assert code == 0 and json.loads(fitted)["nobs"] == 32
+
+
+def test_demo_needs_no_statsmodels_datasets(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "statsmodels.datasets", None)  # importing it would fail
+    code, out, _ = run(["demo"], capsys)
+    assert code == 0 and "bundled" in out and out.count("Regression Results") == 3
+
+
+def test_every_generative_model_is_available(tmp_path, capsys):
+    path = tmp_path / "iris.csv"
+    gc.datasets.load("iris").to_csv(path, index=False)
+    for model, title in (("gaussian_nb", "Gaussian Naive Bayes"), ("qda", "Quadratic")):
+        code, out, _ = run(["fit", path, "Species ~ Petal_Length + Petal_Width", "--model",
+                            model], capsys)
+        assert code == 0 and title in out

@@ -111,3 +111,67 @@ def test_default_names_tell_apart_models_sharing_a_formula():
     lda, qda = gc.LDA.from_formula(f, iris).fit(), gc.QDA.from_formula(f, iris).fit()
     assert set(gc.compare([lda, qda]).index) == {f"LDA: {f}", f"QDA: {f}"}
     assert set(gc.compare([lda, lda]).index) == {f"LDA: {f} [1]", f"LDA: {f} [2]"}
+
+
+def test_items_that_are_not_results_are_refused():
+    res = fits()[0]
+    with pytest.raises(TypeError, match="item 2 is int 3"):
+        gc.compare([res, 3])
+    with pytest.raises(TypeError, match="item 1 is a Logit model.*fit"):
+        gc.compare([gcf.logit("GRADE ~ GPA", SPECTOR), res])
+    with pytest.raises(TypeError, match="item 1 is str"):
+        gc.compare(["GRADE ~ GPA"])
+
+
+def test_different_responses_are_refused():
+    a = gcf.logit("GRADE ~ GPA", SPECTOR).fit()
+    b = gcf.logit("PSI ~ GPA", SPECTOR).fit()
+    with pytest.raises(ValueError, match="different responses.*'GRADE' and 'PSI'"):
+        gc.compare([a, b])
+    c = gcf.glm("GPA ~ TUCE", SPECTOR, family=gc.families.Gaussian()).fit()
+    d = gcf.glm("np.log(GPA) ~ TUCE", SPECTOR, family=gc.families.Gaussian()).fit()
+    with pytest.raises(ValueError, match="different responses"):
+        gc.compare([c, d])
+
+
+def test_one_response_coded_differently_is_the_same_response():
+    data = SPECTOR.assign(passed=np.where(SPECTOR.GRADE == 1, "yes", "no"),
+                          failed=(SPECTOR.GRADE == 0))
+    res = [gcf.logit(f, data).fit() for f in ("GRADE ~ GPA", "passed ~ GPA + PSI",
+                                               "failed ~ GPA + TUCE")]
+    table = gc.compare(res)
+    assert table.shape[0] == 3
+    # the labels swap the success level: the likelihood is the same
+    assert table.loc["failed ~ GPA + TUCE", "llf"] == pytest.approx(
+        gcf.logit("GRADE ~ GPA + TUCE", data).fit().llf, rel=1e-12)
+
+
+def test_counts_are_integers_and_the_print_fits_80_columns():
+    table = gc.compare(fits())
+    assert table["nobs"].dtype == np.int64 and table["df_model"].dtype == np.int64
+    text = repr(table)
+    assert max(map(len, text.splitlines())) <= 80
+    assert "log_evidence" not in text and "bayes_factor" not in text  # nobody has evidence
+    assert "[1] GRADE ~ GPA + TUCE + PSI" in text or "[1] GRADE ~ GPA + PSI" in text
+    assert "rows x" not in text and "..." not in text
+    assert str(table) == text
+    # short names fit without the numbered legend
+    short = gc.compare(fits(), names=["a", "b", "c"])
+    assert repr(short).splitlines()[0].split() == ["model", "nobs", "df_model", "llf", "aic",
+                                                   "bic", "delta_bic", "bic_weight"]
+    # every column is still there for code
+    assert list(table.columns) == API_COLUMNS + ["bayes_factor"]
+    assert isinstance(table, pd.DataFrame)
+    assert type(table[["aic", "bic"]]) is pd.DataFrame
+
+
+def test_evidence_columns_are_shown_when_a_model_has_evidence():
+    with np.errstate(all="ignore"):
+        bayes = gcf.bayes_logit("GRADE ~ GPA + TUCE + PSI", SPECTOR).fit()
+    table = gc.compare([bayes, gcf.logit("GRADE ~ GPA + TUCE + PSI", SPECTOR).fit()],
+                       names=["bayes", "mle"])
+    text = repr(table)
+    assert "log_evidence" in text and "bayes_factor" in text
+    assert max(map(len, text.splitlines())) <= 80
+    assert "log_evidence" in table._repr_html_()
+    assert "log_evidence" not in gc.compare(fits())._repr_html_()

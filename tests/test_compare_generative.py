@@ -76,7 +76,11 @@ def test_naive_bayes_beside_logit():
         gc.compare([nb, logit])
     table = gc.compare([nb, logit], names=["NB", "Logit"], likelihood="conditional")
     assert table.loc["NB", "llf"] == pytest.approx(nb.llf_conditional)
-    assert gc.compare([nb, gcf.lda("sp ~ big + wide + male", df).fit()]).shape[0] == 2
+    lda = gcf.lda("sp ~ big + wide + male", df).fit()
+    # a probability of binary x and a density of continuous x are not comparable
+    with pytest.raises(ValueError, match="probability of binary features"):
+        gc.compare([nb, lda])
+    assert gc.compare([nb, lda], likelihood="conditional").shape[0] == 2
 
 
 def test_multiclass_beside_mnlogit():
@@ -97,3 +101,32 @@ def test_different_rows_refused(fits):
     other = gcf.lda(F, CRABS.iloc[:150]).fit()
     with pytest.raises(ValueError, match="different rows"):
         gc.compare([lda, other])
+
+
+def test_joint_likelihoods_over_different_features_are_refused():
+    """p(x, y) of a 2-feature and a 4-feature LDA are densities on different spaces (issue 13):
+    the 2-feature model's far larger joint likelihood says nothing about its fit."""
+    small = gcf.lda("Species ~ Sepal_Length + Sepal_Width", IRIS).fit()
+    full = gcf.lda(IRIS_F, IRIS).fit()
+    for kind in ("auto", "joint"):
+        with pytest.raises(ValueError, match="different features.*Petal_Length.*"
+                                             "likelihood='conditional'"):
+            gc.compare([small, full], likelihood=kind)
+    table = gc.compare([small, full], names=["small", "full"], likelihood="conditional")
+    assert table.index[0] == "full"  # conditionally the 4-feature model is far better
+    assert table.loc["small", "llf"] == pytest.approx(small.llf_conditional)
+    # the same features, LDA against QDA: joint likelihoods are comparable
+    qda = gcf.qda(IRIS_F, IRIS).fit()
+    assert gc.compare([full, qda]).attrs["likelihood"] == "joint"
+    # the same features in another order, or written once more, are the same x
+    other = gcf.lda("Species ~ Petal_Width + Petal_Length + Sepal_Width + Sepal_Length",
+                    IRIS).fit()
+    assert gc.compare([full, other]).shape[0] == 2
+
+
+def test_joint_features_of_the_same_name_but_other_values_are_refused():
+    a = gcf.lda(F, CRABS).fit()
+    b = gcf.lda(F, CRABS.assign(BD=CRABS["BD"] * 2.54)).fit()
+    with pytest.raises(ValueError, match="same names with different values"):
+        gc.compare([a, b])
+    assert gc.compare([a, b], likelihood="conditional").shape[0] == 2

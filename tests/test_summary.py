@@ -146,3 +146,70 @@ def test_gaussian_summary_uses_t_and_shows_the_scale():
     h = header(text)
     assert h["Family"] == "Gaussian" and h["Link"] == "identity"
     assert float(h["Scale"]) == pytest.approx(res.scale, abs=1e-4)
+
+
+def widest(text: str) -> int:
+    return max(map(len, text.splitlines()))
+
+
+def test_binary_summaries_say_which_level_is_modelled():
+    bc = gc.datasets.load("breast_cancer")
+    text = str(gcf.logit("diagnosis ~ mean_radius", bc).fit().summary())
+    assert text.splitlines()[1].strip() == ("P(diagnosis = malignant) is modelled; the other "
+                                            "level is benign")
+    flipped = bc.assign(diagnosis=pd.Categorical(bc.diagnosis, ["malignant", "benign"]))
+    assert "P(diagnosis = benign) is modelled" in str(
+        gcf.probit("diagnosis ~ mean_radius", flipped).fit().summary())
+    assert "P(GRADE = 1) is modelled; the other level is 0" in str(fit().summary())
+    men = gc.datasets.load("menarche")
+    prop = gcf.glm("I(Menarche / Total) ~ Age", men, var_weights=men["Total"]).fit()
+    assert "the response I(Menarche / Total) holds proportions" in str(prop.summary())
+    assert "P(GRADE = 1) is modelled" in str(gcf.bayes_logit("GRADE ~ GPA", SPECTOR).fit()
+                                             .summary())
+    gaussian = gcf.glm("GPA ~ TUCE", SPECTOR, family=gc.families.Gaussian()).fit().summary()
+    assert "modelled" not in str(gaussian) and gaussian.subtitle == ""
+    s = fit().summary()
+    assert "<p>P(GRADE = 1) is modelled; the other level is 0</p>" in s.as_html()
+    assert r"P(GRADE = 1) is modelled; the other level is 0\\[4pt]" in s.as_latex()
+
+
+def test_multinomial_summary_names_the_reference_level():
+    iris = gc.datasets.load("iris")
+    text = str(gcf.mnlogit("Species ~ Sepal_Length", iris, ref="virginica").fit().summary())
+    assert re.search(r"Reference level:\s+virginica", text)
+    assert "against the reference level 'virginica'" in text
+
+
+def test_text_fits_100_columns_keeping_every_number():
+    bc = gc.datasets.load("breast_cancer")
+    feats = [c for c in bc.columns if c.startswith("mean_")]
+    lda = gcf.lda("diagnosis ~ " + " + ".join(feats), bc).fit()
+    text = str(lda.summary())
+    assert widest(text) <= 100
+    for f in feats:  # every column of the 10-column means table is printed, in blocks
+        assert f in text
+    assert f"{lda.means.loc['malignant', 'mean_fractal_dimension']:.4f}" in text
+    long = SPECTOR.rename(columns={"GPA": "grade_point_average_" + "x" * 70})
+    res = gcf.logit(f"GRADE ~ {long.columns[0]} + PSI", long).fit()
+    text = str(res.summary())
+    assert widest(text) <= 100
+    lines = text.splitlines()
+    at = lines.index(long.columns[0])  # the long label on its own line, its values below it
+    assert lines[at + 1].split()[0] == f"{res.params.iloc[1]:.4f}"
+
+
+def test_wide_header_values_and_notes_stay_within_the_width():
+    s = Summary("T", [("Dep. Variable", "I(" + "y" * 60 + ")"), ("Model", "Logit")],
+                [(None, pd.DataFrame({"a": [1.0]}, index=["r"]))], ["n" * 30 + " " + "m" * 90])
+    text = s.as_text()
+    assert widest(text) <= 100 and "y" * 60 in text and "Model:" in text
+
+
+def test_no_empty_header_table_without_a_header():
+    s = Summary("Model comparison", [], [(None, pd.DataFrame({"aic": [1.0]}, index=["m"]))],
+                subtitle="likelihood: conditional")
+    latex = s.as_latex()
+    assert latex.count(r"\begin{tabular}") == 1 and r"\hline" + "\n" + r"\hline" not in latex
+    assert "lrlr" not in latex and "likelihood: conditional" in latex
+    assert s.as_html().count("<table>") == 1
+    assert s.as_text().splitlines()[1].strip() == "likelihood: conditional"

@@ -12,7 +12,7 @@ from ..models.bayes import BayesGLM, BayesLogit
 from ..models.discriminant import LDA, QDA
 from ..models.glm import GLM, Logit, Probit
 from ..models.mnlogit import MNLogit
-from ..models.naive_bayes import BernoulliNB
+from ..models.naive_bayes import BernoulliNB, GaussianNB
 from .design import capture_env
 
 
@@ -37,6 +37,7 @@ bayes_glm = _entry(BayesGLM, "bayes_glm")
 lda = _entry(LDA, "lda", _FEATURES)
 qda = _entry(QDA, "qda", _FEATURES)
 bernoulli_nb = _entry(BernoulliNB, "bernoulli_nb", _FEATURES)
+gaussian_nb = _entry(GaussianNB, "gaussian_nb", _FEATURES)
 
 __all__ = ["bayes_logit", "bayes_glm", "glm", "logit", "probit", "mnlogit", "lda", "qda",
-           "bernoulli_nb"]
+           "bernoulli_nb", "gaussian_nb"]

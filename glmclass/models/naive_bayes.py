@@ -1,4 +1,5 @@
-"""Naive Bayes for binary features: per-class independent Bernoulli distributions.
+"""Naive Bayes: features independent within each class, Bernoulli (binary features) or
+Gaussian (continuous features, a diagonal covariance per class).
 
 References
 ----------
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..results.naive_bayes import BernoulliNBResults
+from ..numerics import naive_bayes as nnb
+from ..results.naive_bayes import BernoulliNBResults, GaussianNBResults
 from .data import ModelData
 from .discriminant import GenerativeBase
 
@@ -86,3 +88,88 @@ class BernoulliNB(GenerativeBase):
         np.add.at(ones, self.endog, self.exog)
         theta = (ones + alpha) / (counts[:, None] + 2.0 * alpha)
         return BernoulliNBResults(self, counts, self._priors(counts), theta, alpha)
+
+
+class GaussianNB(GenerativeBase):
+    """Naive Bayes classifier with independent normal features within each class.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,)
+        Class labels (labels are kept).
+    exog : array-like of shape (n_obs, D)
+        Continuous features, without a constant column.
+    prior : dict, pandas.Series or array-like of shape (K,), optional
+        Class priors; default the class frequencies.
+    missing : {"drop", "raise"}
+
+    Notes
+    -----
+    p(x | k) = prod_j N(x_j | mu_kj, sigma2_kj): a QDA whose class covariances are diagonal
+    (PRML §4.2.3 with the Gaussian class densities of §4.2.2), so the decision boundaries are
+    quadratic and a class needs only two observations. :meth:`fit` returns
+    :class:`~glmclass.results.naive_bayes.GaussianNBResults`.
+
+    References
+    ----------
+    Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.2.2-4.2.3.
+    Hastie, T., Tibshirani, R. and Friedman, J. (2009). *ESL*, §6.6.3.
+    """
+
+    def fit(self, cov: str = "mle", var_smoothing: float = 0.0) -> GaussianNBResults:
+        """Estimate the priors and the per-class means and variances of every feature.
+
+        Parameters
+        ----------
+        cov : {"mle", "unbiased"}
+            Variances divided by N_k (maximum likelihood, as scikit-learn) or by N_k - 1 (as
+            R's ``e1071::naiveBayes``, which uses ``sd``).
+        var_smoothing : float >= 0
+            Adds ``var_smoothing * max_j var(x_j)`` (the largest variance of a feature over all
+            rows, divided by N) to every variance, as scikit-learn's ``var_smoothing`` (whose
+            default is 1e-9). The default 0 keeps the maximum-likelihood estimates, so that
+            ``llf``, AIC and BIC are those of the fitted model; a feature that is constant
+            within a class then raises an error naming it, and a small ``var_smoothing`` is
+            the remedy.
+
+        Returns
+        -------
+        GaussianNBResults
+        """
+        unbiased = self._check_cov(cov)
+        if isinstance(var_smoothing, bool) or not isinstance(var_smoothing, (int, float,
+                                                                             np.number)):
+            raise ValueError(f"var_smoothing must be a number >= 0, got {var_smoothing!r}")
+        smoothing = float(var_smoothing)
+        if not np.isfinite(smoothing) or smoothing < 0:
+            raise ValueError(f"var_smoothing must be a finite number >= 0, got {var_smoothing!r}")
+        m = nnb.diagonal_moments(self._blocks(), len(self.levels))
+        div = m.counts - 1.0 if unbiased else m.counts
+        small = np.flatnonzero(div <= 0)
+        if small.size:
+            lev = self.levels[small[0]]
+            raise ValueError(f"class {lev!r} has {int(m.counts[small[0]])} observation(s): its "
+                             "variances need " + ("two (cov='unbiased')" if unbiased else
+                                                  "one") + "; drop the class or merge it")
+        variances = m.sumsq / div[:, None]
+        eps = 0.0
+        if smoothing:
+            eps = smoothing * float(np.var(self.exog, axis=0).max())
+            variances = variances + eps
+        self._check_variances(variances, m.means, smoothing > 0)
+        return GaussianNBResults(self, m.counts, self._priors(m.counts), m.means, variances,
+                                 cov, smoothing, eps)
+
+    def _check_variances(self, variances: np.ndarray, means: np.ndarray,
+                         smoothed: bool) -> None:
+        if smoothed:  # the user chose the floor: only an exact 0 is degenerate
+            bad = ~(variances > 0)
+        else:  # constant within the class, up to rounding
+            scale = np.maximum(np.abs(means).max(axis=0), np.finfo(float).tiny)
+            bad = variances <= (1e-10 * scale) ** 2
+        if bad.any():
+            k, j = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(f"feature {self.exog_names[j]!r} is constant within class "
+                             f"{self.levels[k]!r}: its variance there is 0 and the density "
+                             "degenerate; drop the feature or pass var_smoothing= (e.g. 1e-9, "
+                             "scikit-learn's default)")

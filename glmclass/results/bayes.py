@@ -20,7 +20,7 @@ from ..errors import GlmclassWarning
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import Control
-from ..summary import Summary
+from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
 from .glm_base import GLMBaseResults
 
@@ -343,7 +343,8 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             notes.append(f"Aliased columns with NaN estimates: {', '.join(self.aliased)}.")
         title = f"{type(m).__name__} Regression Results"
         notes = [line for n in notes for line in textwrap.wrap(n, 78)]
-        return Summary(title, header, [(None, table)], notes)
+        sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""
+        return Summary(title, header, [(None, table)], notes, subtitle=sub)
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__}: {type(self.model).__name__}, nobs={num(self.nobs)}, "

@@ -13,9 +13,10 @@ from ..errors import GlmclassWarning
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
-from ..summary import Summary
+from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults
+from .influence import GLMInfluence
 
 
 class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
@@ -118,6 +119,13 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         X = m.exog if keep.all() else m.exog[:, keep]
         return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")
 
+    def get_influence(self) -> GLMInfluence:
+        """Influence and outlier diagnostics of every row: hat values, Cook's distances,
+        standardized and studentized residuals, DFBETA(S), DFFITS, covariance ratios
+        (statsmodels' ``get_influence``; R's ``influence.measures``), as a
+        :class:`~glmclass.results.influence.GLMInfluence`."""
+        return GLMInfluence(self)
+
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates: dispersion times the inverse information matrix (a copy:
         changing it leaves ``bse`` and the other cached values alone)."""
@@ -191,7 +199,9 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
                          f"{', '.join(self.aliased)}.")
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
-        return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes)
+        sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""
+        return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes,
+                       subtitle=sub)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {type(self.model).__name__}, nobs={num(self.nobs)}>"

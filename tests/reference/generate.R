@@ -1080,3 +1080,5 @@ write_json(list(meta = c(meta, list(
                 cases = clc,
                 profiles = list(profile_eps)), "custom_link.json")
 source(file.path("tests", "reference", "r", "numerics.R"))  # numerics.json (issue 10)
+source(file.path("tests", "reference", "r", "influence.R"))  # -> influence.json (issue 13)
+source(file.path("tests", "reference", "r", "naive_bayes.R"))  # -> naive_bayes.json (issue 13)
