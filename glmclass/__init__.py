@@ -20,6 +20,7 @@ from .models.discriminant import LDA, QDA
 from .models.glm import GLM, Logit, Probit
 from .models.mnlogit import MNLogit
 from .models.naive_bayes import BernoulliNB
+from .models.robust_link import robust_logit_profile
 
 __version__ = "0.1.0"
 
@@ -29,4 +30,5 @@ __all__ = [
     "LDA", "QDA", "BernoulliNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
+    "robust_logit_profile",
 ]
