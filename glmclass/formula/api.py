@@ -10,9 +10,11 @@ from collections.abc import Callable
 
 from ..models.bayes import BayesGLM, BayesLogit
 from ..models.discriminant import LDA, QDA
+from ..models.discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
 from ..models.glm import GLM, Logit, Probit
 from ..models.mnlogit import MNLogit
 from ..models.naive_bayes import BernoulliNB
+from ..models.perceptron import Perceptron
 from .design import capture_env
 
 
@@ -37,6 +39,10 @@ bayes_glm = _entry(BayesGLM, "bayes_glm")
 lda = _entry(LDA, "lda", _FEATURES)
 qda = _entry(QDA, "qda", _FEATURES)
 bernoulli_nb = _entry(BernoulliNB, "bernoulli_nb", _FEATURES)
+least_squares = _entry(LeastSquaresClassifier, "least_squares")
+fisher = _entry(FisherDiscriminant, "fisher", _FEATURES)
+perceptron = _entry(Perceptron, "perceptron")
 
 __all__ = ["bayes_logit", "bayes_glm", "glm", "logit", "probit", "mnlogit", "lda", "qda",
-           "bernoulli_nb"]
+           "bernoulli_nb", "least_squares", "fisher",
+           "perceptron"]
