@@ -109,7 +109,10 @@ class MLEGLM(GLMBase):
             extra = "" if fit.converged else f" IRLS stopped without converging ({fit.message})."
             warnings.warn(sep.message() + extra, SeparationWarning, stacklevel=2)
         else:
-            self._warn_convergence(fit, GF.LABELS.get(method, "IRLS"))
+            if method in GD.METHODS:
+                self._warn_convergence(fit, GF.LABELS[method], GF.HINT)
+            else:
+                self._warn_convergence(fit)
         return results
 
     def _separation(self, results: GLMResults) -> S.Separation | None:

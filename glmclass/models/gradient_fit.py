@@ -40,6 +40,8 @@ class MultinomialGradientFit(NewtonFit):
     learning_rate: float = np.nan
 
 
+HINT = ("raise max_epochs, lower the learning rate, keep variance_reduction=True, or "
+        "standardise the columns")
 DEFAULTS = {"learning_rate": None, "schedule": "constant", "batch_size": None,
             "max_epochs": None, "gtol": 1e-6, "seed": None, "variance_reduction": True}
 

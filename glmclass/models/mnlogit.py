@@ -232,9 +232,10 @@ class MNLogit(Model):
             warnings.warn(sep.message(), SeparationWarning, stacklevel=3)
         elif not fit.converged:
             hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
+            hint = "raise maxiter or scale the columns" if what == "Newton's method" \
+                else GF.HINT
             warnings.warn(f"{what} did not converge: {fit.message} (last deviances: "
-                          f"{hist}); raise maxiter or scale the columns", ConvergenceWarning,
-                          stacklevel=3)
+                          f"{hist}); {hint}", ConvergenceWarning, stacklevel=3)
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"

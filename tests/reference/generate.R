@@ -1079,3 +1079,7 @@ write_json(list(meta = c(meta, list(
                                 menarche = factor_levels(DATA$menarche)),
                 cases = clc,
                 profiles = list(profile_eps)), "custom_link.json")
+
+## chapter.json (issue 11): least squares on indicator targets, Fisher (MASS::lda two-class
+## scaling), the perceptron, and the MLEs the gradient methods must reach
+source(file.path(refdir, "r", "chapter.R"))
