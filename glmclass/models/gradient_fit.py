@@ -67,12 +67,16 @@ def _curvature_bound(family, eta0: np.ndarray) -> float:
     return c
 
 
-def _smoothness(X: np.ndarray, w: np.ndarray, c: float) -> tuple[float, float]:
-    """(L, L_max): curvature bounds of the mean loss over all rows and over one row."""
-    mean_w = float(np.mean(w))
-    gram = X.T @ (X * w[:, None]) / (mean_w * X.shape[0])
+def _smoothness(blocks, c: float) -> tuple[float, float]:
+    """(L, L_max): curvature bounds of the mean loss over all rows and over one row, from one
+    blocked pass (the weighted Gram and the largest weighted squared row norm)."""
+    n = blocks.n_rows
+    mean_w = blocks.reduce(lambda b: float(np.sum(b.weights)), 0.0) / n
+    gram = weighted_gram(blocks) / (mean_w * n)
     L = c * float(np.linalg.eigvalsh(gram)[-1])
-    L_max = c * float(np.max(w * np.einsum("ij,ij->i", X, X))) / mean_w
+    row_max = blocks.reduce(lambda b: float(np.max(b.weights * np.einsum("ij,ij->i", b.X, b.X),
+                                                   initial=0.0)), 0.0, max)
+    L_max = c * row_max / mean_w
     return max(L, 1e-300), max(L_max, L, 1e-300)
 
 
@@ -107,7 +111,7 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Gr
             float(fam.link.link(np.array([mean]))[0])
     c = _curvature_bound(fam, X @ coef0 + off)
     run = G.minimise(G.glm_loss(fam), blocks, (X, y, w, off), coef0, control,
-                     _smoothness(X, w, c))
+                     _smoothness(blocks, c))
     b = run.coef
 
     def fisher(blk: Block) -> np.ndarray:
@@ -134,7 +138,7 @@ def multinomial_fit(model, X: np.ndarray, start: np.ndarray, method: str,
     control = G.gradient_control(method, Xp.shape[0], **options)
     # Boehning's bound: the multinomial Hessian is below (I - 11'/K)/2 (x) X'WX
     run = G.minimise(G.multinomial_loss(model.K), blocks, (Xp, y, w, off), start, control,
-                     _smoothness(Xp, w, 0.5))
+                     _smoothness(blocks, 0.5))
     f, g, h = multinomial_deviance(blocks, model.K)(run.coef, True)
     return MultinomialGradientFit(run.coef, f, g, h, run.n_epochs, run.converged, run.history,
                                   run.message, run.grad_norms, run.learning_rate)
