@@ -17,7 +17,7 @@ from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults
 
-_METHOD_LABEL = {"irls": "IRLS", "newton": "Newton", "gd": "gradient descent",
+METHOD_LABEL = {"irls": "IRLS", "newton": "Newton", "gd": "gradient descent",
                  "sgd": "SGD", "minibatch": "mini-batch GD"}
 _GRADIENT = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
              "minibatch": "mini-batch gradient descent"}
@@ -204,7 +204,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         header = [
             ("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
-            ("Method", _METHOD_LABEL.get(self.method, self.method)),
+            ("Method", METHOD_LABEL.get(self.method, self.method)),
             ("Information", self.information),
             ("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
             ("Df Residuals", num(self.df_resid)), ("Scale", self.scale),

@@ -15,7 +15,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
-from .glm import gradient_note
+from .glm import METHOD_LABEL, gradient_note
 
 
 class MNLogitResults(LikelihoodMixin):
@@ -277,7 +277,7 @@ class MNLogitResults(LikelihoodMixin):
         header = [
             ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
             ("Link", "softmax (baseline logit)"),
-            ("Method", {"newton": "Newton"}.get(self.method, self.method)),
+            ("Method", METHOD_LABEL.get(self.method, self.method)),
             ("Information", self.information), ("Reference level", str(self.ref)),
             ("No. Levels", len(self.levels)), ("No. Observations", num(self.nobs)),
             ("Df Model", num(self.df_model)), ("Df Residuals", num(self.df_resid)),
