@@ -17,9 +17,12 @@ from .errors import (
 )
 from .models.bayes import BayesGLM, BayesLogit
 from .models.discriminant import LDA, QDA
+from .models.discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
 from .models.glm import GLM, Logit, Probit
 from .models.mnlogit import MNLogit
 from .models.naive_bayes import BernoulliNB, GaussianNB
+from .models.perceptron import Perceptron
+from .models.robust_link import robust_logit_profile
 
 __version__ = "0.1.0"
 
@@ -29,4 +32,6 @@ __all__ = [
     "LDA", "QDA", "BernoulliNB", "GaussianNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
+    "robust_logit_profile", "LeastSquaresClassifier", "FisherDiscriminant",
+    "Perceptron",
 ]

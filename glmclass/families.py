@@ -70,7 +70,8 @@ class Family(ABC):
         link = L.check_link(self.link)
         object.__setattr__(self, "link", link)  # a name or class becomes the instance
         if not _nested(link.range, self.mean_space):
-            fits = [n for n, c in sorted(L.REGISTRY.items()) if _nested(c.range, self.mean_space)]
+            # instances: a link's range may depend on its parameters (robust logit)
+            fits = sorted(lk.name for lk in L.registered() if _nested(lk.range, self.mean_space))
             raise ValueError(
                 f"link {link!r} is not available for the {self.name} family: its means range "
                 f"over {_interval(link.range)} and the family's over "
@@ -95,8 +96,11 @@ class Family(ABC):
 
     def start_eta(self, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """Starting linear predictor: the link of :meth:`start_mu` (R's ``mustart``), with the
-        means moved inside the link's range where they are not."""
-        return self.link.link(_inside(self.start_mu(y, weights), self.link.range))
+        means moved inside the link's range where they are not. A link may give its own
+        starting means (``link.start_mu(y, weights)``, e.g. the robust logit's)."""
+        own = getattr(self.link, "start_mu", None)
+        mu = self.start_mu(y, weights) if own is None else own(y, weights)
+        return self.link.link(_inside(mu, self.link.range))
 
     # --- what each family defines -------------------------------------------------------
     @abstractmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import fields
 
 import mpmath
 import numpy as np
@@ -33,6 +34,7 @@ def mp_inverse(link: L.Link, eta: float):
         "cauchit": lambda: mpmath.mpf(1) / 2 + mpmath.atan(e) / mpmath.pi,
         "log": lambda: mpmath.exp(e),
         "identity": lambda: e,
+        "robust_logit": lambda: link.eps + (1 - 2 * mpmath.mpf(link.eps)) / (1 + mpmath.exp(-e)),
     }[link.name]()
 
 
@@ -55,6 +57,8 @@ def _mp_log_inverse_c(link: L.Link, eta: float) -> float:
         return float(-mpmath.exp(mpmath.mpf(eta)))
     if link.name == "cauchit":
         return float(mpmath.log(mpmath.mpf(1) / 2 - mpmath.atan(mpmath.mpf(eta)) / mpmath.pi))
+    if link.name == "robust_logit":
+        return float(mpmath.log(mp_inverse_c(link, mpmath.mpf(eta))))
     return float(mpmath.log(1 - mp_inverse(link, eta)))
 
 
@@ -63,6 +67,8 @@ def _mp_log_inverse_c(link: L.Link, eta: float) -> float:
 @settings(max_examples=60, deadline=None)
 @given(mu=st.floats(1e-12, 1 - 1e-12))
 def test_inverse_of_link_is_identity_binary(link, mu):
+    lo, hi = link.range  # (0, 1), or narrower (robust logit)
+    mu = lo + (hi - lo) * mu
     assert link.inverse(link.link(np.array([mu])))[0] == pytest.approx(mu, rel=1e-9, abs=1e-15)
 
 
@@ -110,6 +116,7 @@ def mp_inverse_c(link: L.Link, eta) -> mpmath.mpf:
         "cloglog": lambda: mpmath.exp(-mpmath.exp(eta)),
         "loglog": lambda: -mpmath.expm1(-mpmath.exp(-eta)),
         "cauchit": lambda: mpmath.mpf(1) / 2 - mpmath.atan(eta) / mpmath.pi,
+        "robust_logit": lambda: link.eps + (1 - 2 * mpmath.mpf(link.eps)) / (1 + mpmath.exp(eta)),
     }[link.name]()
 
 
@@ -163,12 +170,13 @@ def test_dlog_mu_eta_is_derivative_of_log_mu_eta(link):
 
 @pytest.mark.parametrize("link", BINARY, ids=ids(BINARY))
 def test_mu_eta_integrates_to_one(link):
-    """mu' is a density on the eta scale for the links onto (0, 1)."""
+    """mu' is a density on the eta scale for the links onto (0, 1) (it integrates to the width
+    of the range: 1 - 2 eps for the robust logit)."""
     from scipy import integrate
 
     total, _ = integrate.quad(lambda e: float(link.mu_eta(np.array([e]))[0]), -np.inf, np.inf,
                               limit=200)
-    assert total == pytest.approx(1.0, rel=1e-7)
+    assert total == pytest.approx(link.range[1] - link.range[0], rel=1e-7)
 
 
 # --- log mu and log(1 - mu) -------------------------------------------------------------------
@@ -283,13 +291,14 @@ def test_get_link_by_name(link):
     assert L.get_link(link.name.upper()) == link
     assert L.get_link(link) is link
     assert hash(L.get_link(link.name)) == hash(link)
-    assert repr(link) == f"{type(link).__name__}()"
+    params = ", ".join(f"{f.name}={getattr(link, f.name)!r}" for f in fields(link))
+    assert repr(link) == f"{type(link).__name__}({params})"
 
 
 @pytest.mark.parametrize("link", BINARY, ids=ids(BINARY))
 def test_link_at_the_boundary_is_infinite_without_warnings(link):
     with np.errstate(all="raise"):
-        out = link.link(np.array([0.0, 1.0]))
+        out = link.link(np.array(link.range))
     assert out[0] == -np.inf and out[1] == np.inf
 
 

@@ -10,9 +10,11 @@ from collections.abc import Callable
 
 from ..models.bayes import BayesGLM, BayesLogit
 from ..models.discriminant import LDA, QDA
+from ..models.discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
 from ..models.glm import GLM, Logit, Probit
 from ..models.mnlogit import MNLogit
 from ..models.naive_bayes import BernoulliNB, GaussianNB
+from ..models.perceptron import Perceptron
 from .design import capture_env
 
 
@@ -39,5 +41,10 @@ qda = _entry(QDA, "qda", _FEATURES)
 bernoulli_nb = _entry(BernoulliNB, "bernoulli_nb", _FEATURES)
 gaussian_nb = _entry(GaussianNB, "gaussian_nb", _FEATURES)
 
-__all__ = ["bayes_logit", "bayes_glm", "glm", "logit", "probit", "mnlogit", "lda", "qda",
-           "bernoulli_nb", "gaussian_nb"]
+least_squares = _entry(LeastSquaresClassifier, "least_squares")
+fisher = _entry(FisherDiscriminant, "fisher", _FEATURES)
+perceptron = _entry(Perceptron, "perceptron")
+
+# every entry point defined above (one line per model; nothing to keep in sync here)
+__all__ = sorted(n for n, v in list(globals().items())
+                 if getattr(v, "__module__", None) == __name__ and not n.startswith("_"))

@@ -21,8 +21,10 @@ from .. import links as L
 from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..results.glm import GLMResults
+from ..solvers import gradient as GD
 from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control
+from . import gradient_fit as GF
 from .base import check_option, check_start, fit_control
 from .data import ModelData
 from .glm_base import GLMBase
@@ -32,14 +34,18 @@ class MLEGLM(GLMBase):
     """Maximum-likelihood fit of a GLM (the shared ``fit`` of GLM, Logit and Probit)."""
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, start_params=None, on_separation: str = "warn") -> GLMResults:
+            tol: float = 1e-10, start_params=None, on_separation: str = "warn", *,
+            learning_rate: float | None = None, schedule: str = "constant",
+            batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
+            seed=None, variance_reduction: bool = True) -> GLMResults:
         """Maximum-likelihood fit.
 
         Parameters
         ----------
-        method : {"irls", "newton"}
-            Fisher scoring (IRLS) or Newton's method with the exact Hessian; identical for a
-            canonical link.
+        method : {"irls", "newton", "gd", "sgd", "minibatch"}
+            Fisher scoring (IRLS) or Newton's method with the exact Hessian (identical for a
+            canonical link); or batch, stochastic or mini-batch gradient descent
+            (:mod:`glmclass.solvers.gradient`), whose ``history`` is the deviance per epoch.
         information : {"observed", "expected"}
             Covariance from the negative Hessian of the log-likelihood, or from the Fisher
             information (R's ``glm`` convention).
@@ -54,6 +60,14 @@ class MLEGLM(GLMBase):
             :class:`~glmclass.SeparationWarning` naming those columns, ``"raise"`` raises
             :class:`~glmclass.PerfectSeparationError`, ``"ignore"`` skips the check
             (``results.separation`` is then None).
+        learning_rate, schedule, batch_size, max_epochs, gtol, seed, variance_reduction
+            Gradient methods only (keyword-only): the step on the mean loss (default: line
+            search for "gd", 1/(4L) for the stochastic methods), its decay per epoch
+            ("constant", "inverse_sqrt", "inverse"), rows per step for "minibatch" (default
+            32), the epoch limit, the tolerance on the largest entry of the mean gradient, the
+            seed of the row order, and the SVRG correction of the stochastic steps. ``maxiter``
+            and ``tol`` apply to IRLS and Newton only. Standard errors come from the Hessian
+            at the point reached.
 
         Returns
         -------
@@ -72,14 +86,18 @@ class MLEGLM(GLMBase):
         the LP needs many times the memory of X, get the symptom check only: the record's kind
         is then ``"apparent"``.
         """
-        check_option("method", method, ("irls", "newton"))
+        check_option("method", method, ("irls", "newton") + GD.METHODS)
+        grad = GF.options(method, learning_rate=learning_rate, schedule=schedule,
+                          batch_size=batch_size, max_epochs=max_epochs, gtol=gtol, seed=seed,
+                          variance_reduction=variance_reduction)
         check_option("information", information, ("observed", "expected"))
         check_option("on_separation", on_separation, ("warn", "raise", "ignore"))
         start = check_start(start_params, self.exog_names)
         fc = fit_control(maxiter, tol)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           hessian="observed" if method == "newton" else "expected")
-        fit = self.problem.irls(control, start)
+        fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
+               else self.problem.irls(control, start))
         results = GLMResults(self, fit, self.problem.null_fit(control), method, information)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
@@ -91,7 +109,10 @@ class MLEGLM(GLMBase):
             extra = "" if fit.converged else f" IRLS stopped without converging ({fit.message})."
             warnings.warn(sep.message() + extra, SeparationWarning, stacklevel=2)
         else:
-            self._warn_convergence(fit)
+            if method in GD.METHODS:
+                self._warn_convergence(fit, GF.LABELS[method], GF.HINT)
+            else:
+                self._warn_convergence(fit)
         return results
 
     def _separation(self, results: GLMResults) -> S.Separation | None:

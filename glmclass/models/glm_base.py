@@ -273,13 +273,14 @@ class GLMBase(Model):
             "coefficients are NaN (drop them to silence this)", RankDeficientWarning,
             stacklevel=3)
 
-    def _warn_convergence(self, fit: IRLSFit, what: str = "IRLS") -> None:
+    def _warn_convergence(self, fit: IRLSFit, what: str = "IRLS",
+                          hint: str = "raise maxiter, give start_params, or rescale the "
+                                      "columns") -> None:
         if fit.converged:
             return
         hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
         w = ConvergenceWarning(
-            f"{what} did not converge: {fit.message} (last deviances: {hist}); raise maxiter, "
-            "give start_params, or rescale the columns")
+            f"{what} did not converge: {fit.message} (last deviances: {hist}); {hint}")
         w.history = fit.history  # the whole iteration history, for diagnosis
         warnings.warn(w, stacklevel=3)
 

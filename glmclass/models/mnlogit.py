@@ -23,9 +23,11 @@ from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
 from ..numerics.separation import Separation
 from ..results.mnlogit import MNLogitResults
+from ..solvers import gradient as GD
 from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
 from ..solvers.rank import aliased_design_columns
+from . import gradient_fit as GF
 from .base import Model, check_option, check_weights, fit_control
 from .data import ModelData, check_finite, intercept_index
 from .glm_base import constant
@@ -120,12 +122,20 @@ class MNLogit(Model):
         return ArrayBlocks(X, self.codes, self.freq_weights, self.offset, rows=rows)
 
     def fit(self, method: str = "newton", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10) -> MNLogitResults:
+            tol: float = 1e-10, *, learning_rate: float | None = None,
+            schedule: str = "constant", batch_size: int | None = None,
+            max_epochs: int | None = None, gtol: float = 1e-6, seed=None,
+            variance_reduction: bool = True) -> MNLogitResults:
         """Maximum-likelihood fit by Newton's method with the exact block Hessian.
 
         Parameters
         ----------
-        method : {"newton"}
+        method : {"newton", "gd", "sgd", "minibatch"}
+            Newton's method, or batch, stochastic or mini-batch gradient descent
+            (:mod:`glmclass.solvers.gradient`; see :meth:`glmclass.Logit.fit` for their
+            keyword-only settings ``learning_rate, schedule, batch_size, max_epochs, gtol,
+            seed, variance_reduction``). Standard errors come from the Hessian at the point
+            reached.
         information : {"observed", "expected"}
             Which information matrix gives the covariance. The multinomial logit is a canonical
             exponential family, so the two coincide; the choice is recorded in the summary.
@@ -137,7 +147,10 @@ class MNLogit(Model):
         -------
         MNLogitResults
         """
-        check_option("method", method, ("newton",))
+        check_option("method", method, ("newton",) + GD.METHODS)
+        grad = GF.options(method, learning_rate=learning_rate, schedule=schedule,
+                          batch_size=batch_size, max_epochs=max_epochs, gtol=gtol, seed=seed,
+                          variance_reduction=variance_reduction)
         check_option("information", information, ("observed", "expected"))
         fc = fit_control(maxiter, tol)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
@@ -150,11 +163,13 @@ class MNLogit(Model):
         keep = ~aliased
         X = self.exog if keep.all() else np.ascontiguousarray(self.exog[:, keep])
         blocks = self._blocks(X, objective=True)
-        fit = newton(multinomial_deviance(blocks, self.K), self._start(X), control)
+        fit = (GF.multinomial_fit(self, X, self._start(X), method, grad)
+               if method in GD.METHODS
+               else newton(multinomial_deviance(blocks, self.K), self._start(X), control))
         null = self._null_deviance(control)
         results = MNLogitResults(self, fit, keep, null, method, information)
         results.separation = self._separation(X, blocks, results)
-        self._warn(aliased, fit, results.separation)
+        self._warn(aliased, fit, results.separation, GF.LABELS.get(method, "Newton's method"))
         return results
 
     def _start(self, X: np.ndarray) -> np.ndarray:
@@ -209,7 +224,8 @@ class MNLogit(Model):
         return S.Separation(found.separated, found.kind, _columns(d), d, names, nonref, rest,
                             self.ref)
 
-    def _warn(self, aliased: np.ndarray, fit: NewtonFit, sep: Separation) -> None:
+    def _warn(self, aliased: np.ndarray, fit: NewtonFit, sep: Separation,
+              what: str = "Newton's method") -> None:
         if aliased.any():
             names = [nm for nm, a in zip(self.exog_names, aliased, strict=True) if a]
             warnings.warn(
@@ -221,9 +237,10 @@ class MNLogit(Model):
             warnings.warn(sep.message(), SeparationWarning, stacklevel=3)
         elif not fit.converged:
             hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
-            warnings.warn(f"Newton's method did not converge: {fit.message} (last deviances: "
-                          f"{hist}); raise maxiter or scale the columns", ConvergenceWarning,
-                          stacklevel=3)
+            hint = "raise maxiter or scale the columns" if what == "Newton's method" \
+                else GF.HINT
+            warnings.warn(f"{what} did not converge: {fit.message} (last deviances: "
+                          f"{hist}); {hint}", ConvergenceWarning, stacklevel=3)
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"

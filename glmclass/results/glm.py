@@ -18,6 +18,22 @@ from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults
 from .influence import GLMInfluence
 
+METHOD_LABEL = {"irls": "IRLS", "newton": "Newton", "gd": "gradient descent",
+                 "sgd": "SGD", "minibatch": "mini-batch GD"}
+_GRADIENT = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
+             "minibatch": "mini-batch gradient descent"}
+
+
+def gradient_note(method: str, converged: bool) -> str | None:
+    """The summary note of a fit by a gradient method: where its standard errors come from
+    (None for IRLS and Newton)."""
+    if method not in _GRADIENT:
+        return None
+    where = "the estimate it converged to" if converged else \
+        "the point it stopped at (it did not converge: these are not the MLE's)"
+    return f"Fit by {_GRADIENT[method]}; standard errors from the Hessian of the " \
+           f"log-likelihood at {where}."
+
 
 class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     """Estimates, inference and predictions of a fitted GLM.
@@ -125,6 +141,22 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         (statsmodels' ``get_influence``; R's ``influence.measures``), as a
         :class:`~glmclass.results.influence.GLMInfluence`."""
         return GLMInfluence(self)
+    @property
+    def history(self) -> pd.Series:
+        """Deviance after each iteration (IRLS, Newton) or epoch (gradient methods)."""
+        return pd.Series(self.fit_history, index=pd.RangeIndex(1, len(self.fit_history) + 1,
+                                                               name="iteration"),
+                         name="deviance", dtype=float)
+
+    @property
+    def gradient_norms(self) -> pd.Series | None:
+        """Gradient methods: the largest entry of the mean gradient after each epoch (None
+        for IRLS and Newton)."""
+        norms = getattr(self._fit, "grad_norms", None)
+        if norms is None:
+            return None
+        return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name="iteration"),
+                         name="grad_norm", dtype=float)
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates: dispersion times the inverse information matrix (a copy:
@@ -181,7 +213,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         header = [
             ("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
-            ("Method", "IRLS" if self.method == "irls" else "Newton"),
+            ("Method", METHOD_LABEL.get(self.method, self.method)),
             ("Information", self.information),
             ("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
             ("Df Residuals", num(self.df_resid)), ("Scale", self.scale),
@@ -194,6 +226,8 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         if m.data.n_dropped:
             header.append(("Rows dropped (missing)", m.data.n_dropped))
         notes = [f"Standard errors from the {self.information} information matrix."]
+        if self.method in _GRADIENT:
+            notes.append(gradient_note(self.method, self.converged))
         if self.aliased:
             notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
                          f"{', '.join(self.aliased)}.")

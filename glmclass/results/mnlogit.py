@@ -15,6 +15,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .glm import METHOD_LABEL, gradient_note
 
 
 class MNLogitResults(LikelihoodMixin):
@@ -125,6 +126,13 @@ class MNLogitResults(LikelihoodMixin):
         else:
             full[np.ix_(kept, kept)] = covariance(self._bread, None, "nonrobust")
         return pd.DataFrame(full, index=self._multi_index, columns=self._multi_index)
+
+    @property
+    def history(self) -> pd.Series:
+        """Deviance after each Newton iteration or gradient epoch."""
+        return pd.Series(self.fit_history, index=pd.RangeIndex(1, len(self.fit_history) + 1,
+                                                               name="iteration"),
+                         name="deviance", dtype=float)
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term).
@@ -268,7 +276,8 @@ class MNLogitResults(LikelihoodMixin):
             tables.append((f"{m.data.endog_name} = {lv} (against {self.ref})", t))
         header = [
             ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
-            ("Link", "softmax (baseline logit)"), ("Method", "Newton"),
+            ("Link", "softmax (baseline logit)"),
+            ("Method", METHOD_LABEL.get(self.method, self.method)),
             ("Information", self.information), ("Reference level", str(self.ref)),
             ("No. Levels", len(self.levels)), ("No. Observations", num(self.nobs)),
             ("Df Model", num(self.df_model)), ("Df Residuals", num(self.df_resid)),
@@ -282,6 +291,8 @@ class MNLogitResults(LikelihoodMixin):
         notes = [f"Standard errors from the {self.information} information matrix (identical "
                  "to the other for this canonical model).",
                  f"Coefficients are log-odds against the reference level {self.ref!r}."]
+        if gradient_note(self.method, self.converged):
+            notes.append(gradient_note(self.method, self.converged))
         if self.aliased:
             notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
                          f"{', '.join(self.aliased)}.")

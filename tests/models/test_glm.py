@@ -226,7 +226,7 @@ def test_array_path_missing_values():
 # --- validation ----------------------------------------------------------------------------------
 def test_fit_argument_errors_name_the_argument():
     model = glm()
-    with pytest.raises(ValueError, match="method must be 'irls' or 'newton'"):
+    with pytest.raises(ValueError, match="method must be 'irls', 'newton', 'gd', 'sgd' or "):
         model.fit(method="bfgs")
     with pytest.raises(ValueError, match="information must be"):
         model.fit(information="sandwich")

@@ -1082,3 +1082,7 @@ write_json(list(meta = c(meta, list(
 source(file.path("tests", "reference", "r", "numerics.R"))  # numerics.json (issue 10)
 source(file.path("tests", "reference", "r", "influence.R"))  # -> influence.json (issue 13)
 source(file.path("tests", "reference", "r", "naive_bayes.R"))  # -> naive_bayes.json (issue 13)
+
+## chapter.json (issue 11): least squares on indicator targets, Fisher (MASS::lda two-class
+## scaling), the perceptron, and the MLEs the gradient methods must reach
+source(file.path(refdir, "r", "chapter.R"))

@@ -1,0 +1,189 @@
+"""Discriminant functions fit without a probability model: least squares on 1-of-K targets
+(indicator-matrix regression) and Fisher's linear discriminant.
+
+Both assign a class from a linear function of x, as the probabilistic models do, but neither
+estimates class probabilities: their results predict scores and labels only, in the same results
+vocabulary as the probabilistic models so that they can be compared side by side.
+
+References
+----------
+Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.1.3-4.1.5.
+Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical Learning*, §4.2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..blocks import ArrayBlocks
+from ..numerics import discriminant as nd
+from ..numerics.least_squares import multi_lstsq
+from ..results.discriminant_functions import FisherResults, LeastSquaresResults
+from .base import Model, check_option
+from .data import ModelData, check_finite
+from .response import multiclass_response
+
+
+class LeastSquaresClassifier(Model):
+    """Classification by least-squares regression on 1-of-K indicator targets.
+
+    Each class k gets a linear score $y_k(x) = x^\\top w_k$ fit by least squares to the
+    indicator $t_{nk} = [\\text{class}_n = k]$ (``W = X^+ T``); a point goes to the class with
+    the largest score.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,)
+        Class labels (two or more levels; strings, integers, bool or a Categorical).
+    exog : array-like of shape (n_obs, p)
+        Design matrix (include a constant column for intercepts; a formula adds one).
+    missing : {"drop", "raise"}
+
+    Notes
+    -----
+    The scores of a point sum to one when the design has an intercept, but they are no
+    probabilities: they leave [0, 1] freely (the results count how often), and least squares
+    is pulled by points far on the correct side of the boundary (PRML Fig. 4.4). With three or
+    more classes a class whose mean lies between the others' can be *masked*: its score is
+    never the largest, so it is never predicted (ESL Fig. 4.2); basis functions such as
+    ``I(x**2)`` in the formula can undo the masking.
+
+    References
+    ----------
+    Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.1.3.
+    Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
+    Learning*, §4.2.
+    """
+
+    def __init__(self, endog, exog, missing: str = "drop") -> None:
+        super().__init__(endog, exog, missing)
+
+    def _setup(self, data: ModelData) -> None:
+        check_finite(data)
+        if data.exog.shape[1] == 0:
+            raise ValueError("the design has no columns: add an intercept or predictors")
+        codes, levels = multiclass_response(data.endog, data.endog_name)
+        self.codes = codes
+        self.levels = list(levels)
+
+    @property
+    def K(self) -> int:
+        """Number of classes."""
+        return len(self.levels)
+
+    def targets(self) -> np.ndarray:
+        """The 1-of-K target matrix T, shape (n_obs, K)."""
+        T = np.zeros((self.codes.size, self.K))
+        T[np.arange(self.codes.size), self.codes] = 1.0
+        return T
+
+    def fit(self) -> LeastSquaresResults:
+        """Least-squares fit of the indicator targets (QR of the design; aliased columns get
+        NaN coefficients, as R's ``lm``).
+
+        Returns
+        -------
+        LeastSquaresResults
+        """
+        fit = multi_lstsq(self.exog, self.targets())
+        return LeastSquaresResults(self, fit)
+
+    def __repr__(self) -> str:
+        return f"<LeastSquaresClassifier: {self.K} classes, nobs={self.exog.shape[0]}>"
+
+
+class FisherDiscriminant(Model):
+    """Fisher's linear discriminant for two classes.
+
+    The projection $y = w^\\top x$ that maximises the ratio of the between-class to the
+    within-class variance of the projected data is $w \\propto S_W^{-1}(m_2 - m_1)$, with
+    $m_k$ the class means and $S_W$ the pooled within-class scatter matrix (PRML eq. 4.30); a
+    threshold on $y$ turns it into a classifier.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,)
+        Exactly two classes; the first level (Categorical order, else sorted) is $C_1$, the
+        second $C_2$.
+    exog : array-like of shape (n_obs, D)
+        Features (a formula's intercept column is dropped: a constant is no feature).
+    missing : {"drop", "raise"}
+
+    Notes
+    -----
+    The direction is the one of two-class LDA (MASS's ``lda`` scaling, up to scale) and of
+    least squares with targets N/N_1 and -N/N_2 (PRML §4.1.5); Fisher's criterion alone fixes
+    no threshold: ``fit(threshold="midpoint")`` uses the midpoint of the projected class means,
+    ``"lda"`` the Gaussian shared-covariance boundary with the class frequencies as priors.
+
+    References
+    ----------
+    Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.1.4-4.1.5.
+    Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
+    Learning*, §4.3.3.
+    """
+
+    _features_only = True
+
+    def __init__(self, endog, exog, missing: str = "drop") -> None:
+        super().__init__(endog, exog, missing)
+
+    def _setup(self, data: ModelData) -> None:
+        check_finite(data)
+        name = data.endog_name
+        if data.exog.shape[1] == 0:
+            raise ValueError("FisherDiscriminant needs at least one feature; the design has none")
+        codes, levels = multiclass_response(data.endog, name)
+        if len(levels) != 2:
+            raise ValueError(
+                f"endog: FisherDiscriminant separates two classes, but the response {name!r} "
+                f"has {len(levels)} levels ({', '.join(map(repr, levels[:5]))}"
+                f"{', ...' if len(levels) > 5 else ''}); use gc.LDA for several classes (its "
+                "scalings are Fisher's multiclass directions), or recode the response")
+        counts = np.bincount(codes, minlength=2)
+        if np.any(counts < 2):
+            lv = levels[int(np.argmin(counts))]
+            raise ValueError(f"class {lv!r} of {name!r} has {counts.min()} observation(s): a "
+                             "within-class scatter needs at least two per class")
+        self.codes = codes
+        self.levels = list(levels)
+
+    def fit(self, threshold: str = "midpoint") -> FisherResults:
+        """Fisher's direction and a threshold on the projection.
+
+        Parameters
+        ----------
+        threshold : {"midpoint", "lda"}
+            ``"midpoint"``: halfway between the projected class means, $w^\\top(m_1 + m_2)/2$.
+            ``"lda"``: the boundary of two-class LDA with the pooled maximum-likelihood
+            covariance and the class frequencies as priors (then ``predict`` agrees with
+            ``gc.LDA``).
+
+        Returns
+        -------
+        FisherResults
+        """
+        check_option("threshold", threshold, ("midpoint", "lda"))
+        mom = nd.class_moments(ArrayBlocks(self.exog, self.codes), 2)
+        within = mom.within
+        diff = mom.means[1] - mom.means[0]
+        names = self.exog_names
+        _singular(within, names)
+        sph = nd.Sphering.of(within)
+        raw = nd.shared_solve(sph, diff[:, None])[:, 0]  # S_W^-1 (m2 - m1), no inverse
+        return FisherResults(self, mom, raw, threshold)
+
+    def __repr__(self) -> str:
+        return f"<FisherDiscriminant: {self.levels[0]!r} vs {self.levels[1]!r}, " \
+               f"nobs={self.exog.shape[0]}>"
+
+
+def _singular(within: np.ndarray, names: list[str]) -> None:
+    """Raise naming the features that make the within-class scatter singular."""
+    bad = nd.collinear(within)
+    if bad.any():
+        cols = ", ".join(repr(names[j]) for j in np.flatnonzero(bad))
+        raise ValueError(f"the within-class scatter is singular: {cols} "
+                         f"{'is' if bad.sum() == 1 else 'are'} constant within the classes or "
+                         "a linear combination of earlier features; drop "
+                         f"{'it' if bad.sum() == 1 else 'them'}")

@@ -1,0 +1,146 @@
+"""Gradient-descent fits of the GLM-type models and the multinomial logit: the glue between a
+model's data and :mod:`glmclass.solvers.gradient`, returning the same fit records as IRLS and
+Newton's method so that the results classes need no second code path.
+
+The covariance of such a fit is the inverse information (the Hessian of the negative
+log-likelihood) at the point the optimiser reached: at the MLE only when it converged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..blocks import Block
+from ..numerics.linalg import aliased_columns
+from ..solvers import gradient as G
+from ..solvers.gram import weighted_gram
+from ..solvers.irls import IRLSFit
+from ..solvers.newton import NewtonFit, multinomial_deviance
+
+LABELS = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
+          "minibatch": "mini-batch gradient descent"}
+
+
+@dataclass(frozen=True)
+class GradientFit(IRLSFit):
+    """An :class:`~glmclass.solvers.irls.IRLSFit` reached by a gradient method, with the
+    gradient norms per epoch and the learning rate used."""
+
+    grad_norms: tuple = ()
+    learning_rate: float = np.nan
+
+
+@dataclass(frozen=True)
+class MultinomialGradientFit(NewtonFit):
+    """A :class:`~glmclass.solvers.newton.NewtonFit` reached by a gradient method."""
+
+    grad_norms: tuple = ()
+    learning_rate: float = np.nan
+
+
+HINT = ("raise max_epochs, lower the learning rate, keep variance_reduction=True, or "
+        "standardise the columns")
+DEFAULTS = {"learning_rate": None, "schedule": "constant", "batch_size": None,
+            "max_epochs": None, "gtol": 1e-6, "seed": None, "variance_reduction": True}
+
+
+def options(method: str, **given) -> dict:
+    """The gradient settings as a dict; an error when one is given to a method that would
+    ignore it (IRLS and Newton have no learning rate)."""
+    if method not in G.METHODS:
+        changed = [k for k, v in given.items() if v is not DEFAULTS[k] and v != DEFAULTS[k]]
+        if changed:
+            raise ValueError(f"{changed[0]} applies to the gradient methods (method='gd', "
+                             f"'sgd' or 'minibatch'), not to method={method!r}")
+    return given
+
+
+def _curvature_bound(family, eta0: np.ndarray) -> float:
+    """Largest Fisher weight mu'^2 / V over eta (1/4 for the logit): bounds the Hessian of the
+    mean loss by c X'WX / sum(w)."""
+    grid = family.working_weights(np.linspace(-10.0, 10.0, 401))
+    c = float(np.max(grid))
+    if not np.isfinite(c) or c <= 0:  # unbounded weights (log link): from the start, with room
+        c = 4.0 * float(np.max(family.working_weights(eta0)))
+    return c
+
+
+def _smoothness(blocks, c: float) -> tuple[float, float]:
+    """(L, L_max): curvature bounds of the mean loss over all rows and over one row, from one
+    blocked pass (the weighted Gram and the largest weighted squared row norm)."""
+    n = blocks.n_rows
+    mean_w = blocks.reduce(lambda b: float(np.sum(b.weights)), 0.0) / n
+    gram = weighted_gram(blocks) / (mean_w * n)
+    L = c * float(np.linalg.eigvalsh(gram)[-1])
+    row_max = blocks.reduce(lambda b: float(np.max(b.weights * np.einsum("ij,ij->i", b.X, b.X),
+                                                   initial=0.0)), 0.0, max)
+    L_max = c * row_max / mean_w
+    return max(L, 1e-300), max(L_max, L, 1e-300)
+
+
+def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> GradientFit:
+    """Fit a :class:`~glmclass.models.glm_base.GLMProblem` by a gradient method.
+
+    Rows of zero prior weight take no part (as in IRLS); aliased columns get NaN coefficients.
+    Without ``start_params`` the fit starts from the intercept-only fit (zero slopes).
+    """
+    fam = problem.family
+    pos = problem.prior_weights > 0
+    blocks = problem.blocks()
+    if not pos.all():
+        blocks = blocks.take_rows(pos)
+    aliased = aliased_columns(weighted_gram(blocks))
+    keep = ~aliased
+    blocks = blocks.take_columns(keep)
+    X = problem.exog[np.ix_(pos, keep)] if not (pos.all() and keep.all()) else problem.exog
+    y, w, off = (np.asarray(a)[pos] for a in (problem.endog, problem.prior_weights,
+                                               problem.offset))
+    control = G.gradient_control(method, X.shape[0], **options)
+    coef0 = np.zeros(int(keep.sum()))
+    if start is not None:
+        coef0 = np.asarray(start, dtype=float)[keep]
+    elif problem.data.intercept_index is not None and keep[problem.data.intercept_index]:
+        mean = float(np.clip(w @ y / w.sum(), 1e-6, 1 - 1e-6)) if fam.name == "Binomial" \
+            else float(w @ y / w.sum())
+        lo, hi = fam.link.range
+        mean = min(max(mean, lo + 1e-6 * (hi - lo if np.isfinite(hi - lo) else 1.0)),
+                   hi - 1e-6 * (hi - lo if np.isfinite(hi - lo) else 1.0))
+        coef0[int(np.cumsum(keep)[problem.data.intercept_index]) - 1] = \
+            float(fam.link.link(np.array([mean]))[0])
+    c = _curvature_bound(fam, X @ coef0 + off)
+    run = G.minimise(G.glm_loss(fam), blocks, (X, y, w, off), coef0, control,
+                     _smoothness(blocks, c))
+    b = run.coef
+
+    def fisher(blk: Block) -> np.ndarray:
+        return blk.weights * fam.working_weights(blk.X @ b + blk.offset)
+
+    gram = np.zeros((keep.size, keep.size))
+    gram[np.ix_(keep, keep)] = weighted_gram(blocks, fisher)
+    coef = np.full(keep.size, np.nan)
+    coef[keep] = b
+    return GradientFit(coef, 2.0 * run.loss, gram, aliased, run.n_epochs, run.converged,
+                       run.history, run.message, grad_norms=run.grad_norms,
+                       learning_rate=run.learning_rate)
+
+
+def multinomial_fit(model, X: np.ndarray, start: np.ndarray, method: str,
+                    options: dict) -> MultinomialGradientFit:
+    """Fit an :class:`~glmclass.MNLogit` on its kept columns ``X`` by a gradient method; the
+    record carries the exact Hessian at the point reached (for the covariance)."""
+    pos = model.freq_weights > 0
+    Xp = X if pos.all() else X[pos]
+    y, w, off = (np.asarray(a)[pos] for a in (model.codes, model.freq_weights, model.offset))
+    blocks = model._blocks(X, objective=True)
+    if not pos.all():
+        blocks = blocks.take_rows(pos)
+    control = G.gradient_control(method, Xp.shape[0], **options)
+    # Boehning's bound: the multinomial Hessian is below (I - 11'/K)/2 (x) X'WX
+    run = G.minimise(G.multinomial_loss(model.K), blocks, (Xp, y, w, off), start, control,
+                     _smoothness(blocks, 0.5))
+    f, g, h = multinomial_deviance(blocks, model.K)(run.coef, True)
+    return MultinomialGradientFit(run.coef, f, g, h, run.n_epochs, run.converged, run.history,
+                                  run.message, grad_norms=run.grad_norms,
+                                  learning_rate=run.learning_rate)

@@ -1,0 +1,288 @@
+"""Results of the discriminant functions without a probability model: least squares on
+indicator targets and Fisher's linear discriminant.
+
+Neither estimates class probabilities, so ``predict(which="prob")`` is refused with a message
+that says why and what to use instead; scores and labels follow the prediction contract of
+:mod:`glmclass.models.base`.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ..numerics.discriminant import ClassMoments
+from ..numerics.least_squares import LeastSquaresFit
+from ..summary import Summary
+from .base import check_which, num, output_index
+
+_NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
+            "or a probabilistic model (gc.Logit, gc.MNLogit, gc.LDA) for probabilities")
+
+
+def new_rows(model, exog) -> tuple[np.ndarray, pd.Index]:
+    """Design of the rows to predict (the model's own when ``exog`` is None) and their index."""
+    if exog is None:
+        return model.exog, model.data.index
+    X = model.data.design(exog)
+    return X, output_index(exog, X.shape[0])
+
+
+def labels_of(levels: list, codes: np.ndarray, missing: np.ndarray, index,
+              name: str = "class") -> pd.Series:
+    """Labels of integer codes; None where ``missing``."""
+    out = np.asarray(levels, dtype=object)[np.where(missing, 0, codes)]
+    out[missing] = None
+    return pd.Series(out, index=index, name=name)
+
+
+def confusion(levels: list, observed: np.ndarray, predicted: np.ndarray) -> pd.DataFrame:
+    """Counts of observed (rows) against predicted (columns) class codes."""
+    k = len(levels)
+    table = np.zeros((k, k), dtype=int)
+    np.add.at(table, (observed, predicted), 1)
+    lab = pd.Index(levels)
+    return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
+
+
+class LeastSquaresResults:
+    """A fitted :class:`~glmclass.LeastSquaresClassifier`.
+
+    Attributes
+    ----------
+    model : LeastSquaresClassifier
+    params : pandas.DataFrame of shape (p, K)
+        Coefficients W = X^+ T: rows the design columns, columns the class labels (NaN rows for
+        aliased columns).
+    levels : list
+    nobs : int
+    rank : int
+    df_resid : int
+        nobs - rank.
+    aliased : list of str
+    fittedvalues : pandas.DataFrame of shape (n_obs, K)
+        In-sample scores.
+    n_outside : int
+        Number of fitted scores outside [0, 1] (of n_obs K): how far from probabilities the
+        scores are.
+    outside : bool
+        Whether any fitted score lies outside [0, 1].
+    masked_levels : list
+        Levels never predicted in-sample: with three or more classes the symptom of masking.
+    """
+
+    def __init__(self, model, fit: LeastSquaresFit) -> None:
+        d = model.data
+        self.model = model
+        self._fit = fit
+        self.levels = list(model.levels)
+        self._cols = pd.Index(self.levels, name="level")
+        self.params = pd.DataFrame(fit.coef, index=pd.Index(d.exog_names), columns=self._cols)
+        self.nobs = int(d.nrows)
+        self.rank = fit.rank
+        self.df_resid = self.nobs - self.rank
+        self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
+        self.formula = d.formula
+        scores = self._scores(model.exog)
+        self.fittedvalues = pd.DataFrame(scores, index=d.index, columns=self._cols)
+        self.n_outside = int(np.sum((scores < 0.0) | (scores > 1.0)))
+        self.outside = self.n_outside > 0
+        predicted = np.bincount(np.argmax(scores, axis=1), minlength=len(self.levels))
+        self.masked_levels = [lv for lv, c in zip(self.levels, predicted, strict=True) if c == 0]
+
+    def _scores(self, X: np.ndarray) -> np.ndarray:
+        keep = ~self._fit.aliased
+        return X[:, keep] @ self._fit.coef[keep]
+
+    @cached_property
+    def resid(self) -> pd.DataFrame:
+        """Residuals T - scores (n_obs, K), as R's ``residuals(lm)`` on the indicator matrix."""
+        return pd.DataFrame(self.model.targets(), index=self.fittedvalues.index,
+                            columns=self._cols) - self.fittedvalues
+
+    @cached_property
+    def rss(self) -> pd.Series:
+        """Residual sum of squares per class."""
+        return (self.resid ** 2).sum().rename("rss")
+
+    @cached_property
+    def training_error(self) -> float:
+        """Fraction of the training rows misclassified."""
+        pred = np.argmax(self.fittedvalues.to_numpy(), axis=1)
+        return float(np.mean(pred != self.model.codes))
+
+    def predict(self, exog=None, which: str = "score"):
+        """Scores or labels, in-sample (``exog=None``) or for new data.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data through the stored design.
+        which : {"score", "mean", "linear", "class"}
+            ``"score"``: a DataFrame of the K linear scores $x^\\top w_k$ (``"mean"`` and
+            ``"linear"`` give the same: the least-squares estimate of the conditional mean of
+            each indicator, with the identity link); ``"class"``: the label of the largest
+            score. ``"prob"`` raises: the scores are no probabilities.
+
+        Returns
+        -------
+        pandas.DataFrame or pandas.Series
+            Rows with missing values give NaN (label missing).
+        """
+        if which == "prob":
+            raise ValueError(_NO_PROB.format(
+                model="LeastSquaresClassifier",
+                why=f"its scores sum to one but are not confined to [0, 1] ({self.n_outside} "
+                    "fitted scores fall outside)"))
+        check_which(which, ("score", "mean", "linear", "class"))
+        X, index = new_rows(self.model, exog)
+        scores = self._scores(X)
+        if which != "class":
+            return pd.DataFrame(scores, index=index, columns=self._cols)
+        bad = np.isnan(scores).any(axis=1)
+        codes = np.argmax(np.where(bad[:, None], 0.0, scores), axis=1)
+        return labels_of(self.levels, codes, bad, index)
+
+    def pred_table(self) -> pd.DataFrame:
+        """Confusion table of the training data: rows observed, columns predicted."""
+        pred = np.argmax(self.fittedvalues.to_numpy(), axis=1)
+        return confusion(self.levels, self.model.codes, pred)
+
+    def summary(self) -> Summary:
+        """Report: fit header and the coefficient matrix (no standard errors: the indicator
+        regression's errors are neither Gaussian nor of constant variance)."""
+        m = self.model
+        header = [("Dep. Variable", m.data.endog_name), ("Model", "LeastSquaresClassifier"),
+                  ("Method", "least squares on 1-of-K targets (QR)"),
+                  ("No. Classes", len(self.levels)), ("No. Observations", self.nobs),
+                  ("Rank", self.rank), ("Training error", self.training_error),
+                  ("Scores outside [0, 1]", f"{self.n_outside} of {self.nobs * len(self.levels)}")]
+        notes = ["Scores are least-squares fits of class indicators, not probabilities."]
+        if self.masked_levels:
+            notes.append(f"Never predicted on the training data (masked): "
+                         f"{', '.join(map(str, self.masked_levels))}.")
+        if self.aliased:
+            notes.append(f"Aliased columns with NaN coefficients: {', '.join(self.aliased)}.")
+        return Summary("Least-Squares Classifier Results", header,
+                       [("coefficients (columns: classes)", self.params)], notes)
+
+    def __repr__(self) -> str:
+        return f"<LeastSquaresResults: {len(self.levels)} classes, nobs={self.nobs}>"
+
+
+class FisherResults:
+    """A fitted :class:`~glmclass.FisherDiscriminant`.
+
+    Attributes
+    ----------
+    model : FisherDiscriminant
+    levels : list
+        ``[C_1, C_2]``; positive scores predict C_2.
+    direction : pandas.Series
+        Unit-length $w \\propto S_W^{-1}(m_2 - m_1)$, by feature, pointing from the first
+        class's mean to the second's.
+    threshold : float
+        Projections above it are classified C_2.
+    threshold_kind : {"midpoint", "lda"}
+    means : pandas.DataFrame
+        Class means (levels x features).
+    projected_means : pandas.Series
+        $w^\\top m_k$ by level.
+    within_scatter : pandas.DataFrame
+        $S_W = \\sum_k \\sum_{n \\in C_k} (x_n - m_k)(x_n - m_k)^\\top$.
+    criterion : float
+        Fisher's criterion at w: $(w^\\top(m_2 - m_1))^2 / (w^\\top S_W w)$, the largest over
+        all directions.
+    counts : pandas.Series
+    nobs : int
+    """
+
+    def __init__(self, model, mom: ClassMoments, raw: np.ndarray, threshold: str) -> None:
+        d = model.data
+        self.model = model
+        self.levels = list(model.levels)
+        feats = pd.Index(d.exog_names)
+        lev = pd.Index(self.levels, name=d.endog_name)
+        w = raw / np.linalg.norm(raw)
+        self.direction = pd.Series(w, index=feats, name="direction")
+        self.means = pd.DataFrame(mom.means, index=lev, columns=feats)
+        self.counts = pd.Series(mom.counts.astype(int), index=lev, name="count")
+        self.nobs = int(mom.counts.sum())
+        self.within_scatter = pd.DataFrame(mom.within, index=feats, columns=feats)
+        proj = mom.means @ w
+        self.projected_means = pd.Series(proj, index=lev, name="projected_mean")
+        diff = proj[1] - proj[0]
+        self.criterion = float(diff * diff / (w @ mom.within @ w))
+        self.threshold_kind = threshold
+        mid = float(proj.mean())
+        if threshold == "midpoint":
+            self.threshold = mid
+        else:  # two-class LDA, Sigma = S_W / N: a = ||Sigma^-1 (m2 - m1)|| = N ||raw||
+            a = self.nobs * float(np.linalg.norm(raw))
+            self.threshold = mid - float(np.log(mom.counts[1] / mom.counts[0])) / a
+        self.formula = d.formula
+
+    def transform(self, exog=None) -> pd.Series:
+        """Projections $w^\\top x$ (in-sample, or of new data)."""
+        X, index = new_rows(self.model, exog)
+        return pd.Series(X @ self.direction.to_numpy(), index=index, name="projection")
+
+    def predict(self, exog=None, which: str = "class"):
+        """Labels, or the signed distance to the threshold along the direction.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+        which : {"class", "score", "linear"}
+            ``"class"``: the second level where the projection exceeds the threshold;
+            ``"score"``: projection minus threshold; ``"linear"``: the projection itself
+            (:meth:`transform`). ``"prob"`` raises: Fisher's criterion defines no probability.
+
+        Returns
+        -------
+        pandas.Series
+        """
+        if which in ("prob", "mean"):
+            raise ValueError(_NO_PROB.format(
+                model="FisherDiscriminant",
+                why="its criterion gives a direction and a threshold, not a probability model "
+                    "(gc.LDA adds the Gaussian model that gives one)"))
+        check_which(which, ("class", "score", "linear"))
+        y = self.transform(exog)
+        if which == "linear":
+            return y
+        score = (y - self.threshold).rename("score")
+        if which == "score":
+            return score
+        s = score.to_numpy()
+        return labels_of(self.levels, (s > 0).astype(int), np.isnan(s), score.index)
+
+    @cached_property
+    def training_error(self) -> float:
+        """Fraction of the training rows misclassified."""
+        pred = (self.predict(which="score").to_numpy() > 0).astype(int)
+        return float(np.mean(pred != self.model.codes))
+
+    def pred_table(self) -> pd.DataFrame:
+        """Confusion table of the training data: rows observed, columns predicted."""
+        pred = (self.predict(which="score").to_numpy() > 0).astype(int)
+        return confusion(self.levels, self.model.codes, pred)
+
+    def summary(self) -> Summary:
+        """Report: header, the direction and the class means."""
+        m = self.model
+        header = [("Dep. Variable", m.data.endog_name), ("Model", "FisherDiscriminant"),
+                  ("Classes", f"{self.levels[0]} | {self.levels[1]}"),
+                  ("No. Observations", num(self.nobs)), ("Threshold", self.threshold),
+                  ("Threshold rule", self.threshold_kind), ("Fisher criterion", self.criterion),
+                  ("Training error", self.training_error)]
+        table = pd.concat([self.direction, self.means.T], axis=1)
+        notes = ["direction is unit length, proportional to S_W^-1 (m2 - m1); projections "
+                 f"above the threshold are classified {self.levels[1]}."]
+        return Summary("Fisher Discriminant Results", header, [("direction and means", table)],
+                       notes)
+
+    def __repr__(self) -> str:
+        return f"<FisherResults: {self.levels[0]!r} vs {self.levels[1]!r}, nobs={self.nobs}>"

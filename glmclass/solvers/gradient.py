@@ -1,0 +1,338 @@
+"""First-order fits of GLMs and the multinomial logit: batch gradient descent, stochastic
+gradient descent (one row at a time) and mini-batch gradient descent.
+
+These are the optimisers the chapter starts from (PRML §3.1.3, §4.3.2; the lecture notes'
+``gd`` / ``sgd`` / ``minibatch``), offered next to IRLS so that their loss curves can be
+compared with its few Newton steps. They minimise the same negative log-likelihood and, run to
+convergence, reach the same maximum-likelihood estimate.
+
+- ``"gd"``: full-batch steps; without a learning rate, Armijo backtracking (the step halves
+  until the loss falls by half the first-order prediction, and may double again next time),
+  which converges for any family and link.
+- ``"sgd"`` and ``"minibatch"``: steps on random rows (batch size 1) or random batches, in a
+  fresh seeded order every epoch. By default each epoch starts with one full-gradient pass and
+  every stochastic step is corrected by it (SVRG, Johnson & Zhang 2013): the gradient noise
+  then vanishes at the optimum, so a constant learning rate converges to the exact MLE instead
+  of wandering around it. ``variance_reduction=False`` gives plain SGD, which needs a decaying
+  ``schedule`` and never gets much closer than its noise allows.
+
+Every full pass (the loss and gradient of each epoch, the final Fisher Gram) reads the rows
+through a :class:`~glmclass.blocks.RowBlocks` source; the stochastic steps gather their random
+rows from the in-memory arrays (random access, one batch at a time), which a block source does
+not offer. The loss is reported on the deviance scale (twice the negative log-likelihood up to
+the saturated model's constant), as the IRLS history; the step and the gradient tolerance work
+on the mean over rows, so the defaults do not depend on N.
+
+References
+----------
+Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §3.1.3, §4.3.2-4.3.4.
+Johnson, R. and Zhang, T. (2013). Accelerating stochastic gradient descent using predictive
+variance reduction. *NIPS* 26.
+Nocedal, J. and Wright, S. J. (2006). *Numerical Optimization*, 2nd ed., §3.1 (Armijo).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..blocks import Block, RowBlocks
+from ..families import Family
+from .newton import softmax_parts
+
+METHODS = ("gd", "sgd", "minibatch")
+SCHEDULES = ("constant", "inverse_sqrt", "inverse")
+
+#: ``loss(X, y, weights, offset, coef) -> (half_deviance, gradient)``, sums over the rows given.
+Loss = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                tuple[float, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class GradientControl:
+    """Validated settings of a gradient fit.
+
+    Attributes
+    ----------
+    method : {"gd", "sgd", "minibatch"}
+    learning_rate : float or None
+        Step on the mean loss; None: a default (line search for "gd", ``1 / (4 L)`` for the
+        stochastic methods with L the smoothness constant of the batches).
+    schedule : {"constant", "inverse_sqrt", "inverse"}
+        Step of epoch k: eta, eta / sqrt(1 + k), eta / (1 + k).
+    batch_size : int
+        Rows per step (1 for "sgd", all rows for "gd").
+    max_epochs : int
+    gtol : float
+        Convergence when the largest absolute entry of the mean gradient is below it.
+    seed : int, Generator or None
+    variance_reduction : bool
+        SVRG correction of the stochastic steps.
+    """
+
+    method: str
+    learning_rate: float | None
+    schedule: str
+    batch_size: int
+    max_epochs: int
+    gtol: float
+    seed: object
+    variance_reduction: bool
+
+
+def gradient_control(method: str, n_rows: int, learning_rate=None, schedule: str = "constant",
+                     batch_size=None, max_epochs=None, gtol=1e-6, seed=None,
+                     variance_reduction: bool = True) -> GradientControl:
+    """Validate the gradient settings, naming the argument at fault.
+
+    Raises
+    ------
+    ValueError
+        For a learning rate that is not positive and finite, an unknown schedule, a batch size
+        outside 1..n_rows (or given with "sgd"/"gd"), a non-positive max_epochs or gtol, or a
+        bad seed.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if learning_rate is not None:
+        ok = isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool)
+        if not ok or not (np.isfinite(learning_rate) and learning_rate > 0):
+            raise ValueError(f"learning_rate must be a positive, finite number (or None for the "
+                             f"default), got {learning_rate!r}")
+        learning_rate = float(learning_rate)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    defaults = {"gd": n_rows, "sgd": 1, "minibatch": min(32, n_rows)}
+    if batch_size is None:
+        batch_size = defaults[method]
+    elif method != "minibatch":
+        raise ValueError(f"batch_size is for method='minibatch' ({method!r} uses "
+                         f"{'every row' if method == 'gd' else 'one row'} per step)")
+    elif (isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral)
+          or not 1 <= batch_size <= n_rows):
+        raise ValueError(f"batch_size must be an integer from 1 to the number of rows "
+                         f"({n_rows}), got {batch_size!r}")
+    if max_epochs is None:
+        max_epochs = 5000 if method == "gd" else 500
+    if isinstance(max_epochs, bool) or not isinstance(max_epochs, numbers.Integral) \
+            or max_epochs < 1:
+        raise ValueError(f"max_epochs must be a positive integer, got {max_epochs!r}")
+    if isinstance(gtol, bool) or not isinstance(gtol, numbers.Real) or not (
+            np.isfinite(gtol) and gtol > 0):
+        raise ValueError(f"gtol must be a positive, finite number (e.g. 1e-6), got {gtol!r}")
+    if not (seed is None or isinstance(seed, np.random.Generator)
+            or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)
+                and seed >= 0)):
+        raise ValueError(f"seed must be None, a non-negative integer or a "
+                         f"numpy.random.Generator, got {seed!r}")
+    if not isinstance(variance_reduction, (bool, np.bool_)):
+        raise ValueError(f"variance_reduction must be True or False, got "
+                         f"{variance_reduction!r}")
+    return GradientControl(method, learning_rate, schedule, int(batch_size), int(max_epochs),
+                           float(gtol), seed, bool(variance_reduction))
+
+
+@dataclass(frozen=True)
+class GradientRun:
+    """Result record of :func:`minimise`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (m,)
+    loss : float
+        Half the deviance (negative log-likelihood up to a constant) at ``coef``.
+    gradient : ndarray of shape (m,)
+        Its gradient (a sum over rows).
+    n_epochs : int
+        Iterations ("gd") or epochs (passes of stochastic steps).
+    converged : bool
+        The mean gradient's largest entry fell below ``gtol``.
+    history : tuple of float
+        Deviance (twice ``loss``) after each epoch.
+    grad_norms : tuple of float
+        Largest absolute entry of the mean gradient after each epoch.
+    learning_rate : float
+        The (initial) step used.
+    message : str
+    """
+
+    coef: np.ndarray
+    loss: float
+    gradient: np.ndarray
+    n_epochs: int
+    converged: bool
+    history: tuple
+    grad_norms: tuple
+    learning_rate: float
+    message: str = ""
+
+
+# --- losses ----------------------------------------------------------------------------------
+def glm_loss(family: Family) -> Loss:
+    """Half the deviance of a GLM and its gradient ``-X'u`` (u the score per unit of eta)."""
+
+    def loss(X, y, w, off, coef):
+        eta = X @ coef + off
+        with np.errstate(over="ignore", invalid="ignore"):
+            _, u, dev = family.irls_terms(y, eta, w)
+            return 0.5 * dev, -(X.T @ u)
+
+    return loss
+
+
+def multinomial_loss(n_levels: int) -> Loss:
+    """Negative log-likelihood of the baseline-category multinomial logit and its gradient
+    (coefficients level-major, as :func:`glmclass.solvers.newton.multinomial_deviance`);
+    ``y`` holds integer codes, 0 the reference level."""
+    k1 = n_levels - 1
+    levels = np.arange(1, n_levels)[None, :]
+
+    def loss(X, y, w, off, coef):
+        B = coef.reshape(k1, -1).T
+        with np.errstate(over="ignore", invalid="ignore"):
+            eta = X @ B + off[:, None]
+        if not np.all(np.isfinite(eta)):
+            return np.inf, np.zeros_like(coef)
+        codes = y.astype(np.intp, copy=False)
+        lse, prob, _ = softmax_parts(eta)
+        obs = np.where(codes > 0, eta[np.arange(eta.shape[0]), np.maximum(codes - 1, 0)], 0.0)
+        resid = (codes[:, None] == levels) - prob  # t - p on the non-reference levels
+        grad = -(X.T @ (w[:, None] * resid))
+        return float(-(w @ (obs - lse))), grad.T.ravel()
+
+    return loss
+
+
+# --- the optimiser ---------------------------------------------------------------------------
+def _full(blocks: RowBlocks, loss: Loss, coef: np.ndarray) -> tuple[float, np.ndarray]:
+    """Loss and gradient summed over every row (one pass over the blocks)."""
+
+    def one(b: Block):
+        f, g = loss(b.X, b.y, b.weights, b.offset, coef)
+        return f, g
+
+    return blocks.reduce(one, (0.0, np.zeros(coef.shape)))
+
+
+def _step_size(control: GradientControl, epoch: int, base: float) -> float:
+    if control.schedule == "inverse_sqrt":
+        return base / np.sqrt(1.0 + epoch)
+    if control.schedule == "inverse":
+        return base / (1.0 + epoch)
+    return base
+
+
+def minimise(loss: Loss, blocks: RowBlocks, arrays: tuple, start: np.ndarray,
+             control: GradientControl, smoothness: tuple[float, float]) -> GradientRun:
+    """Minimise a loss by (stochastic / mini-batch) gradient descent.
+
+    Parameters
+    ----------
+    loss : callable
+        ``loss(X, y, weights, offset, coef) -> (value, gradient)``, sums over the rows given.
+    blocks : RowBlocks
+        The rows, for full passes.
+    arrays : tuple of ndarray
+        The same rows as ``(X, y, weights, offset)`` arrays, for random batches.
+    start : ndarray of shape (m,)
+    control : GradientControl
+    smoothness : (float, float)
+        Upper bounds of the curvature of the mean loss over all rows (L) and over one row
+        (L_max), for the default step of the stochastic methods.
+
+    Returns
+    -------
+    GradientRun
+    """
+    coef = np.asarray(start, dtype=float).copy()
+    wsum = float(blocks.reduce(lambda b: float(np.sum(b.weights)), 0.0))
+    f, g = _full(blocks, loss, coef)
+    if not np.isfinite(f):
+        raise ValueError("the loss is not finite at the starting values; give start_params")
+    if control.method == "gd":
+        return _batch(loss, blocks, coef, f, g, wsum, control)
+    return _stochastic(loss, blocks, arrays, coef, f, g, wsum, control, smoothness)
+
+
+def _batch(loss, blocks, coef, f, g, wsum, control: GradientControl) -> GradientRun:
+    """Full-batch gradient descent: a fixed step, or Armijo backtracking."""
+    step = control.learning_rate if control.learning_rate is not None else 1.0
+    first = step
+    history, norms = [], []
+    message, converged, it = "", False, 0
+    for it in range(1, control.max_epochs + 1):
+        gm = g / wsum
+        eta = _step_size(control, it - 1, step)
+        while True:
+            new = coef - eta * gm
+            f_new, g_new = _full(blocks, loss, new)
+            if control.learning_rate is not None:
+                break
+            # Armijo: the mean loss falls by at least half the first-order prediction
+            if np.isfinite(f_new) and f_new / wsum <= f / wsum - 0.5 * eta * (gm @ gm):
+                break
+            eta /= 2.0
+            if eta < 1e-14:
+                message = "the line search could not reduce the loss"
+                break
+        if message:
+            break
+        if not np.isfinite(f_new):
+            message = "the loss became infinite: lower the learning rate"
+            break
+        coef, f, g = new, f_new, g_new
+        if control.learning_rate is None:
+            step = 2.0 * eta  # try a longer step next time
+        history.append(2.0 * f)
+        norms.append(float(np.max(np.abs(g / wsum))))
+        if norms[-1] < control.gtol:
+            converged = True
+            break
+    if not converged and not message:
+        message = f"the gradient norm did not fall below gtol in {control.max_epochs} iterations"
+    return GradientRun(coef, f, g, it, converged, tuple(history), tuple(norms), first, message)
+
+
+def _stochastic(loss, blocks, arrays, coef, f, g, wsum, control: GradientControl,
+                smoothness) -> GradientRun:
+    """SGD / mini-batch steps in a random order per epoch (SVRG-corrected by default)."""
+    X, y, w, off = arrays
+    n, b = X.shape[0], control.batch_size
+    L, L_max = smoothness
+    # curvature of a batch of b rows drawn without replacement (between L_max and L)
+    L_b = (n - b) / (b * max(n - 1, 1)) * L_max + n * (b - 1) / (b * max(n - 1, 1)) * L
+    base = control.learning_rate if control.learning_rate is not None else 1.0 / (4.0 * L_b)
+    rng = np.random.default_rng(control.seed)
+    history, norms = [], []
+    message, converged, epoch = "", False, 0
+    mean_w = wsum / n
+    for epoch in range(1, control.max_epochs + 1):
+        eta = _step_size(control, epoch - 1, base)
+        snap, mu = coef.copy(), g / wsum  # SVRG anchor: the full mean gradient at the snapshot
+        order = rng.permutation(n)
+        for s in range(0, n, b):
+            at = order[s:s + b]
+            xb, yb, wb, ob = X.take(at, axis=0), y.take(at), w.take(at), off.take(at)
+            scale = 1.0 / (mean_w * at.size)  # batch sums -> means on the scale of the full loss
+            _, gb = loss(xb, yb, wb, ob, coef)
+            step = gb * scale
+            if control.variance_reduction:
+                _, ga = loss(xb, yb, wb, ob, snap)
+                step = step - ga * scale + mu
+            coef = coef - eta * step
+        f, g = _full(blocks, loss, coef)
+        if not np.isfinite(f):
+            message = "the loss became infinite: lower the learning rate"
+            break
+        history.append(2.0 * f)
+        norms.append(float(np.max(np.abs(g / wsum))))
+        if norms[-1] < control.gtol:
+            converged = True
+            break
+    if not converged and not message:
+        message = f"the gradient norm did not fall below gtol in {control.max_epochs} epochs"
+    return GradientRun(coef, f, g, epoch, converged, tuple(history), tuple(norms), base,
+                       message)
