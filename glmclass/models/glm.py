@@ -21,6 +21,7 @@ from .. import links as L
 from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..results.glm import GLMResults
+from ..results.robust import cov_spec
 from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control
 from .base import check_option, check_start, fit_control
@@ -32,7 +33,8 @@ class MLEGLM(GLMBase):
     """Maximum-likelihood fit of a GLM (the shared ``fit`` of GLM, Logit and Probit)."""
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, start_params=None, on_separation: str = "warn") -> GLMResults:
+            tol: float = 1e-10, start_params=None, on_separation: str = "warn",
+            cov_type: str = "nonrobust", cov_kwds: dict | None = None) -> GLMResults:
         """Maximum-likelihood fit.
 
         Parameters
@@ -54,6 +56,18 @@ class MLEGLM(GLMBase):
             :class:`~glmclass.SeparationWarning` naming those columns, ``"raise"`` raises
             :class:`~glmclass.PerfectSeparationError`, ``"ignore"`` skips the check
             (``results.separation`` is then None).
+        cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
+            Covariance of the estimates behind ``bse``, ``pvalues``, ``conf_int``, Wald tests,
+            predictions and marginal effects: the inverse ``information`` (times the
+            dispersion), or a sandwich with that bread and R ``sandwich``'s meat (HC2/HC3 with
+            the leverages of the weighted IRLS design; ``"cluster"`` as ``vcovCL(type="HC1")``).
+            R's ``sandwich`` uses the expected information: for non-canonical links pass
+            ``information="expected"`` to reproduce it.
+        cov_kwds : dict, optional
+            ``"cluster"`` only: ``groups`` (one label per row, or the name of a column of the
+            formula's DataFrame; two columns or names for two-way clustering; rows dropped for
+            missing values are dropped from the groups too), ``use_correction=True``,
+            ``fix=False`` (see :func:`glmclass.numerics.covariance.covariance`).
 
         Returns
         -------
@@ -77,10 +91,12 @@ class MLEGLM(GLMBase):
         check_option("on_separation", on_separation, ("warn", "raise", "ignore"))
         start = check_start(start_params, self.exog_names)
         fc = fit_control(maxiter, tol)
+        cov = cov_spec(self.data, cov_type, cov_kwds)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           hessian="observed" if method == "newton" else "expected")
         fit = self.problem.irls(control, start)
-        results = GLMResults(self, fit, self.problem.null_fit(control), method, information)
+        results = GLMResults(self, fit, self.problem.null_fit(control), method, information,
+                             cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
@@ -92,6 +108,8 @@ class MLEGLM(GLMBase):
             warnings.warn(sep.message() + extra, SeparationWarning, stacklevel=2)
         else:
             self._warn_convergence(fit)
+        if cov.robust:
+            results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
 
     def _separation(self, results: GLMResults) -> S.Separation | None:

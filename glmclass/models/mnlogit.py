@@ -24,6 +24,7 @@ from ..numerics import separation as S
 from ..numerics.linalg import aliased_columns
 from ..numerics.separation import Separation
 from ..results.mnlogit import MNLogitResults
+from ..results.robust import cov_spec
 from ..solvers.gram import column_abs_max, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
 from .base import Model, check_option, check_weights, fit_control
@@ -120,7 +121,8 @@ class MNLogit(Model):
         return ArrayBlocks(X, self.codes, self.freq_weights, self.offset, rows=rows)
 
     def fit(self, method: str = "newton", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10) -> MNLogitResults:
+            tol: float = 1e-10, cov_type: str = "nonrobust",
+            cov_kwds: dict | None = None) -> MNLogitResults:
         """Maximum-likelihood fit by Newton's method with the exact block Hessian.
 
         Parameters
@@ -132,6 +134,14 @@ class MNLogit(Model):
         maxiter : int
         tol : float
             Convergence when ``|dev - dev_old| / (|dev| + 0.1) < tol`` (R's rule).
+        cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+            Covariance of the estimates: the inverse information, or a sandwich around it with
+            the per-row scores ``f_i (y_ij - p_ij) x_i`` (``"cluster"``: R ``sandwich::vcovCL(
+            type="HC1")``). HC2 and HC3 need one leverage per row, which a multi-equation model
+            does not have, and are refused.
+        cov_kwds : dict, optional
+            ``"cluster"`` only: ``groups`` (labels, or column names of the formula's
+            DataFrame), ``use_correction``, ``fix``; as :meth:`glmclass.GLM.fit`.
 
         Returns
         -------
@@ -140,6 +150,7 @@ class MNLogit(Model):
         check_option("method", method, ("newton",))
         check_option("information", information, ("observed", "expected"))
         fc = fit_control(maxiter, tol)
+        cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
         aliased = aliased_columns(weighted_gram(self._blocks()))
         keep = ~aliased
@@ -147,9 +158,11 @@ class MNLogit(Model):
         blocks = self._blocks(X, objective=True)
         fit = newton(multinomial_deviance(blocks, self.K), self._start(X), control)
         null = self._null_deviance(control)
-        results = MNLogitResults(self, fit, keep, null, method, information)
+        results = MNLogitResults(self, fit, keep, null, method, information, cov)
         results.separation = self._separation(X, blocks, results)
         self._warn(aliased, fit, results.separation)
+        if cov.robust:
+            results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
 
     def _start(self, X: np.ndarray) -> np.ndarray:

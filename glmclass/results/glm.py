@@ -15,7 +15,8 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
 from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
-from .glm_base import GLMBaseResults
+from .glm_base import GLMBaseResults, weighted
+from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 
 
 class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
@@ -34,7 +35,11 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     information : {"observed", "expected"}
         Which information matrix gives ``cov_params``.
     cov_type : str
-        ``"nonrobust"``: the inverse information times the dispersion.
+        ``"nonrobust"``: the inverse information times the dispersion; ``"HC0"``-``"HC3"``,
+        ``"cluster"``: a sandwich whose bread is the inverse of that information (see
+        :mod:`glmclass.results.robust`).
+    cov_spec : CovSpec
+        The validated covariance request (cluster groups, corrections).
     nobs : float
         Number of observations, counting frequency weights.
     df_model, df_resid : float
@@ -44,11 +49,13 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         What the separation check found (binomial families).
     """
 
-    def __init__(self, model, fit: IRLSFit, null, method: str, information: str) -> None:
+    def __init__(self, model, fit: IRLSFit, null, method: str, information: str,
+                 cov: CovSpec = NONROBUST) -> None:
         super().__init__(model, fit, null)
         self.method = method
         self.information = information
-        self.cov_type = "nonrobust"
+        self.cov_spec = cov
+        self.cov_type = cov.cov_type
         self.separation = None
 
     @cached_property
@@ -100,9 +107,28 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
                 "estimates; standard errors are NaN (the fit may not be at a maximum)",
                 GlmclassWarning, stacklevel=3)
         else:
-            full[np.ix_(keep, keep)] = covariance(self._bread, None, "nonrobust",
-                                                  scale=self.scale)
+            full[np.ix_(keep, keep)] = self._cov_kept()
         return pd.DataFrame(full, index=names, columns=names)
+
+    def _cov_kept(self) -> np.ndarray:
+        """The covariance of the estimable coefficients that ``cov_type`` asks for: the
+        dispersion times the bread, or a sandwich around the same bread."""
+        spec = self.cov_spec
+        if not spec.robust:
+            return covariance(self._bread, None, "nonrobust", scale=self.scale)
+        m = self.model
+        hat = self.hat_matrix_diag.to_numpy() if spec.cov_type in ("HC2", "HC3") else None
+        return sandwich(self._bread, self._scores(), spec, hat=hat,
+                        freq_weights=freq_or_none(m.freq_weights), nobs=self.nobs)
+
+    def _scores(self) -> np.ndarray:
+        """Per-row scores on the estimable columns, (n_obs, rank): ``score_obs()`` without the
+        labels (one array the size of the design)."""
+        m, keep = self.model, self._keep
+        fam, eta = m.family, self._eta
+        u = weighted(m.prior_weights, fam.score_ratio(eta) * (m.endog - fam.link.inverse(eta)))
+        X = m.exog if keep.all() else m.exog[:, keep]
+        return X * u[:, None]
 
     @cached_property
     def hat_matrix_diag(self) -> pd.Series:
@@ -117,8 +143,9 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")
 
     def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates: dispersion times the inverse information matrix (a copy:
-        changing it leaves ``bse`` and the other cached values alone)."""
+        """Covariance of the estimates (a copy: changing it leaves ``bse`` and the other cached
+        values alone): dispersion times the inverse information matrix, or the sandwich
+        ``fit(cov_type=...)`` asked for."""
         return self._cov.copy()
 
     # --- prediction ---------------------------------------------------------------------------
@@ -172,7 +199,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             ("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
             ("Method", "IRLS" if self.method == "irls" else "Newton"),
-            ("Information", self.information),
+            ("Information", self.information), ("Covariance Type", self.cov_type),
             ("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
             ("Df Residuals", num(self.df_resid)), ("Scale", self.scale),
             ("Converged", self.converged), ("No. Iterations", self.n_iter),
@@ -183,7 +210,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         ]
         if m.data.n_dropped:
             header.append(("Rows dropped (missing)", m.data.n_dropped))
-        notes = [f"Standard errors from the {self.information} information matrix."]
+        notes = [self.cov_spec.describe(self.information)]
         if self.aliased:
             notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
                          f"{', '.join(self.aliased)}.")

@@ -15,6 +15,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 
 
 class MNLogitResults(LikelihoodMixin):
@@ -46,6 +47,10 @@ class MNLogitResults(LikelihoodMixin):
     method : str
     information : {"observed", "expected"}
         Recorded choice; for this canonical model both give the same matrix.
+    cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+        What ``cov_params`` is: the inverse information or a sandwich around it.
+    cov_spec : CovSpec
+        The validated covariance request (cluster groups, corrections).
     ref : label
         The reference level.
     levels : list
@@ -57,7 +62,7 @@ class MNLogitResults(LikelihoodMixin):
     """
 
     def __init__(self, model, fit: NewtonFit, keep: np.ndarray, null_deviance: float,
-                 method: str, information: str) -> None:
+                 method: str, information: str, cov: CovSpec = NONROBUST) -> None:
         d = model.data
         self.model = model
         self._fit = fit
@@ -77,6 +82,8 @@ class MNLogitResults(LikelihoodMixin):
         self.fit_history = fit.history
         self.method = method
         self.information = information
+        self.cov_spec = cov
+        self.cov_type = cov.cov_type
         self.ref = model.ref
         self.levels = list(model.levels)
         self.aliased = [n for n, k in zip(d.exog_names, keep, strict=True) if not k]
@@ -122,17 +129,44 @@ class MNLogitResults(LikelihoodMixin):
             warnings.warn("the information matrix is not positive definite at the estimates; "
                           "standard errors are NaN (the fit may not be at a maximum)",
                           GlmclassWarning, stacklevel=3)
-        else:
+        elif not self.cov_spec.robust:
             full[np.ix_(kept, kept)] = covariance(self._bread, None, "nonrobust")
+        else:
+            m = self.model
+            full[np.ix_(kept, kept)] = sandwich(self._bread, self._scores(), self.cov_spec,
+                                                freq_weights=freq_or_none(m.freq_weights),
+                                                nobs=self.nobs)
         return pd.DataFrame(full, index=self._multi_index, columns=self._multi_index)
 
-    def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term).
+    def _scores(self) -> np.ndarray:
+        """Per-row scores of the kept coefficients, level-major: ``f_i (y_ij - p_ij) x_i``
+        for each non-reference level j, shape (n_obs, (K-1) rank)."""
+        m = self.model
+        X = m.exog if self._keep.all() else m.exog[:, self._keep]
+        _, prob, _ = softmax_parts(self._eta(m.exog, m.offset))
+        resid = (m.codes[:, None] == np.arange(1, m.K)[None, :]) - prob  # (n, K-1)
+        resid *= np.asarray(m.freq_weights, dtype=float)[:, None]
+        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
 
-        The inverse of the information matrix; observed and expected information coincide for
-        the multinomial logit (a canonical exponential family).
+    def score_obs(self) -> pd.DataFrame:
+        """Per-row contributions to the score of the log-likelihood at the estimates,
+        ``f_i (y_ij - p_ij) x_i``: rows as the data, columns (level, term) as
+        :meth:`cov_params` (NaN for aliased columns). They sum to zero at the estimate."""
+        k1, p = len(self._nonref), self._keep.size
+        kept = np.flatnonzero(np.tile(self._keep, k1))
+        out = np.full((self.model.exog.shape[0], k1 * p), np.nan)
+        out[:, kept] = self._scores()
+        return pd.DataFrame(out, index=self.model.data.index, columns=self._multi_index)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term)
+        (a copy).
+
+        The inverse of the information matrix (observed and expected information coincide for
+        the multinomial logit, a canonical exponential family), or the sandwich
+        ``fit(cov_type=...)`` asked for.
         """
-        return self._cov
+        return self._cov.copy()
 
     def _by_level(self, values: np.ndarray, name: str) -> pd.DataFrame:
         k1 = len(self._nonref)
@@ -269,7 +303,8 @@ class MNLogitResults(LikelihoodMixin):
         header = [
             ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
             ("Link", "softmax (baseline logit)"), ("Method", "Newton"),
-            ("Information", self.information), ("Reference level", str(self.ref)),
+            ("Information", self.information), ("Covariance Type", self.cov_type),
+            ("Reference level", str(self.ref)),
             ("No. Levels", len(self.levels)), ("No. Observations", num(self.nobs)),
             ("Df Model", num(self.df_model)), ("Df Residuals", num(self.df_resid)),
             ("Converged", self.converged), ("No. Iterations", self.n_iter),
@@ -279,8 +314,8 @@ class MNLogitResults(LikelihoodMixin):
         ]
         if m.data.n_dropped:
             header.append(("Rows dropped (missing)", m.data.n_dropped))
-        notes = [f"Standard errors from the {self.information} information matrix (identical "
-                 "to the other for this canonical model).",
+        notes = [self.cov_spec.describe(self.information)[:-1] + " (observed and expected "
+                 "information are identical for this canonical model).",
                  f"Coefficients are log-odds against the reference level {self.ref!r}."]
         if self.aliased:
             notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
