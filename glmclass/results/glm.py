@@ -16,6 +16,7 @@ from ..solvers.irls import IRLSFit
 from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults, weighted
+from .prediction import PredictionResults, glm_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 
 
@@ -172,6 +173,30 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         """
         eta, index, _ = self._linear(exog, offset)
         return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
+
+    def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
+        """Predictions with delta-method standard errors and confidence intervals.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data (default: the rows of the fit).
+        which : {"mean", "linear"}
+            ``"mean"``: mu, its standard error ``|dmu/deta| se(eta)`` (R's ``predict(type=
+            "response", se.fit=TRUE)``) and the interval ``g^-1(eta -+ q se(eta))``, which
+            stays inside the range of the mean. ``"linear"``: eta, ``se(eta) = sqrt(x' V x)``
+            and a symmetric interval.
+        offset : array-like, optional
+            Offset of the new rows (default 0).
+
+        Returns
+        -------
+        PredictionResults
+            ``predicted``, ``se``, ``conf_int(alpha)``, ``summary_frame(alpha)``. V is the
+            covariance the fit reports (``cov_type``); q the normal quantile, or Student's t
+            on ``df_resid`` when the dispersion is estimated, as :meth:`conf_int`.
+        """
+        return glm_prediction(self, exog, which, offset)
 
     # --- report ---------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:

@@ -15,6 +15,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .prediction import mnlogit_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 
 
@@ -230,16 +231,7 @@ class MNLogitResults(LikelihoodMixin):
         pandas.DataFrame or pandas.Series
         """
         check_which(which, ("prob", "mean", "class", "linear"))
-        m = self.model
-        if exog is None:
-            X, off, index = m.exog, m.offset, m.data.index
-        else:
-            X = m.data.design(exog)
-            n = X.shape[0]
-            off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
-            if off.shape[0] != n:
-                raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
-            index = output_index(exog, n)
+        X, off, index = self._design(exog, offset)
         eta = self._eta(X, off)
         if which == "linear":
             return pd.DataFrame(eta, index=index, columns=self.params.columns)
@@ -252,14 +244,61 @@ class MNLogitResults(LikelihoodMixin):
         labels[ok] = np.asarray(self.levels, dtype=object)[np.argmax(prob[ok], axis=1)]
         return pd.Series(labels, index=index, name="class")
 
-    def _probabilities(self, eta: np.ndarray) -> np.ndarray:
-        """Probabilities in natural level order (rows with missing values give NaN)."""
+    def _design(self, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+        """Design, offset and index of the rows to predict (in-sample for ``exog=None``)."""
+        m = self.model
+        if exog is None:
+            return m.exog, m.offset, m.data.index
+        X = m.data.design(exog)
+        n = X.shape[0]
+        off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
+        if off.shape[0] != n:
+            raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
+        return X, off, output_index(exog, n)
+
+    @cached_property
+    def _natural_order(self) -> list[int]:
+        """Positions in fit order (reference first) of the levels in natural order."""
+        return [self.model._fit_levels.index(lv) for lv in self.levels]
+
+    def _probabilities(self, eta: np.ndarray, natural: bool = True) -> np.ndarray:
+        """Probabilities in natural level order, or in fit order (reference first); rows with
+        missing values give NaN."""
         ok = ~np.isnan(eta).any(axis=1)
         fit_order = np.full((eta.shape[0], len(self.levels)), np.nan)
         _, prob, p0 = softmax_parts(eta[ok])
         fit_order[ok] = np.column_stack([p0, prob])
-        order = [self.model._fit_levels.index(lv) for lv in self.levels]
-        return fit_order[:, order]
+        return fit_order[:, self._natural_order] if natural else fit_order
+
+    @staticmethod
+    def _quantile_normal(alpha: float) -> float:
+        return float(stats.norm.isf(alpha / 2))
+
+    def get_prediction(self, exog=None, which: str = "mean", offset=None):
+        """Predicted probabilities (or log-odds) with delta-method standard errors and
+        confidence intervals, per level.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data (default: the rows of the fit).
+        which : {"mean", "linear"}
+            ``"mean"``: the probability of every level, its standard error by the delta method
+            through the softmax, and an interval built on the scale of the level's log-odds
+            against all others, ``logit(p_k) -+ z se``, mapped back (it stays in (0, 1)).
+            ``"linear"``: the log-odds of each non-reference level against the reference,
+            with a symmetric interval.
+        offset : array-like of shape (n,), optional
+            Offset of the new rows.
+
+        Returns
+        -------
+        PredictionResults
+            ``predicted`` and ``se`` are DataFrames (one column per level);
+            ``summary_frame(alpha)`` is long, with a ``level`` column. The covariance is the
+            one the fit reports (``cov_type``).
+        """
+        return mnlogit_prediction(self, exog, which, offset)
 
     @cached_property
     def fittedvalues(self) -> pd.DataFrame:
@@ -271,8 +310,7 @@ class MNLogitResults(LikelihoodMixin):
         weighted by frequency weights)."""
         m = self.model
         prob = self.fittedvalues.to_numpy()
-        order = [self.model._fit_levels.index(lv) for lv in self.levels]
-        observed = np.argsort(order)[m.codes]  # natural position of each row's level
+        observed = np.argsort(self._natural_order)[m.codes]  # natural position of each row's level
         table = np.zeros((len(self.levels), len(self.levels)))
         np.add.at(table, (observed, np.argmax(prob, axis=1)), m.freq_weights)
         lab = pd.Index(self.levels)

@@ -365,8 +365,9 @@ predict_case <- function(name, newdata_name, offset = NULL) {
   X <- model.matrix(delete.response(terms(fit)), nd)
   se_with <- function(V) sqrt(rowSums((X %*% V) * X))
   ins <- predict(fit, type = "link", se.fit = TRUE)
-  list(name = name, newdata = newdata_name,
-       newdata_rows = if (newdata_name == "insurance") vec(as.integer(rownames(nd))) else NULL,
+  cols <- intersect(names(nd), all.vars(formula(fit)))
+  list(name = name, newdata_dataset = newdata_name,
+       newdata = lapply(nd[cols], function(v) I(if (is.factor(v)) as.character(v) else v)),
        linear = vec(pl$fit), linear_se = vec(pl$se.fit),
        mean = vec(pr$fit), mean_se = vec(pr$se.fit),
        linear_se_HC1 = vec(se_with(vcovHC(fit, type = "HC1"))),
