@@ -18,6 +18,7 @@ from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults, weighted
 from .prediction import PredictionResults, glm_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
+from .terms import wald_test_terms
 
 
 class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
@@ -197,6 +198,18 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             on ``df_resid`` when the dispersion is estimated, as :meth:`conf_int`.
         """
         return glm_prediction(self, exog, which, offset)
+
+    def wald_test_terms(self) -> pd.DataFrame:
+        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together),
+        with the covariance the fit reports (``cov_type``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
+            Array models have one term per column.
+        """
+        return wald_test_terms(self)
 
     # --- report ---------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:

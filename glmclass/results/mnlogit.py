@@ -17,6 +17,7 @@ from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
 from .prediction import mnlogit_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
+from .terms import wald_test_terms
 
 
 class MNLogitResults(LikelihoodMixin):
@@ -203,6 +204,18 @@ class MNLogitResults(LikelihoodMixin):
         b = self.params.to_numpy().T.ravel()
         se = self.bse.to_numpy().T.ravel()
         return pd.DataFrame({"lower": b - q * se, "upper": b + q * se}, index=self._multi_index)
+
+    def wald_test_terms(self) -> pd.DataFrame:
+        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together,
+        over every non-reference level), with the covariance the fit reports (``cov_type``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
+            Array models have one term per column.
+        """
+        return wald_test_terms(self)
 
     # --- prediction ---------------------------------------------------------------------------
     def _eta(self, X: np.ndarray, offset: np.ndarray) -> np.ndarray:
