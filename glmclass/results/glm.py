@@ -17,6 +17,7 @@ from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults, weighted
 from .prediction import PredictionResults, glm_prediction
+from .profile import profile_conf_int
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 from .terms import wald_test_terms
 
@@ -143,6 +144,43 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         w = m.prior_weights * m.family.working_weights(self._eta)
         X = m.exog if keep.all() else m.exog[:, keep]
         return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")
+
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals of the coefficients.
+
+        Parameters
+        ----------
+        alpha : float
+            1 - confidence level.
+        method : {"wald", "profile"}
+            ``"wald"``: ``params -+ q bse`` with the covariance the fit reports (``cov_type``).
+            ``"profile"``: profile-likelihood intervals, R's ``confint`` of a ``glm`` (MASS):
+            the coefficients b whose signed root deviance ``sign(b - b_hat) sqrt((D_j(b) - D)
+            / phi)`` lies within the normal quantile, each bound found exactly (MASS
+            interpolates); one refit per evaluation, so it costs tens of fits per
+            coefficient. Likelihood-based, so ``cov_type`` does not enter; a bound the profile
+            never reaches (separation) is infinite, with a warning.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``, one row per coefficient (NaN for aliased ones).
+        """
+        if method == "wald":
+            return super().conf_int(alpha)
+        if method != "profile":
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        key = float(alpha)
+        if key not in self._profiles:
+            self._profiles[key] = profile_conf_int(self, key)
+        return self._profiles[key].copy()
+
+    @cached_property
+    def _profiles(self) -> dict:
+        """Profile intervals computed so far, by alpha (they cost many refits)."""
+        return {}
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates (a copy: changing it leaves ``bse`` and the other cached
