@@ -16,6 +16,7 @@ from ..solvers.irls import IRLSFit
 from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults, weighted
+from .margins import MarginalEffects, get_margeff
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
@@ -248,6 +249,39 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             Array models have one term per column.
         """
         return wald_test_terms(self)
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx",
+                    dummy: bool = False) -> MarginalEffects:
+        """Marginal effects of each variable, with delta-method standard errors.
+
+        Parameters
+        ----------
+        at : {"overall", "mean"}
+            The average of the effects over the rows of the fit (weighted by frequency
+            weights), or the effect at the means of the numeric variables (categorical
+            variables as observed, design rows averaged).
+        method : {"dydx", "eyex", "dyex", "eydx"}
+            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        dummy : bool
+            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+
+        Returns
+        -------
+        MarginalEffects
+            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
+            ``summary``.
+
+        Notes
+        -----
+        From a formula the effects are per *variable*: a numeric variable's derivative goes
+        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
+        through the stored design; each non-reference level of a categorical variable
+        (``C(race)``) is the discrete change of the prediction from the reference level,
+        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
+        per design column, as statsmodels. The covariance is the one the fit reports
+        (``cov_type``). See :mod:`glmclass.results.margins`.
+        """
+        return get_margeff(self, at, method, dummy)
 
     # --- report ---------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:

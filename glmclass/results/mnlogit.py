@@ -15,6 +15,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .margins import MarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 from .terms import wald_test_terms
@@ -328,6 +329,40 @@ class MNLogitResults(LikelihoodMixin):
         np.add.at(table, (observed, np.argmax(prob, axis=1)), m.freq_weights)
         lab = pd.Index(self.levels)
         return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx",
+                    dummy: bool = False) -> MarginalEffects:
+        """Marginal effects of each variable per level (rows (level, term), every level of the
+        response), with delta-method standard errors.
+
+        Parameters
+        ----------
+        at : {"overall", "mean"}
+            The average of the effects over the rows of the fit (weighted by frequency
+            weights), or the effect at the means of the numeric variables (categorical
+            variables as observed, design rows averaged).
+        method : {"dydx", "eyex", "dyex", "eydx"}
+            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        dummy : bool
+            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+
+        Returns
+        -------
+        MarginalEffects
+            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
+            ``summary``.
+
+        Notes
+        -----
+        From a formula the effects are per *variable*: a numeric variable's derivative goes
+        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
+        through the stored design; each non-reference level of a categorical variable
+        (``C(race)``) is the discrete change of the prediction from the reference level,
+        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
+        per design column, as statsmodels. The covariance is the one the fit reports
+        (``cov_type``). See :mod:`glmclass.results.margins`.
+        """
+        return get_margeff(self, at, method, dummy)
 
     # --- report -------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
