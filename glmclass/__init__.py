@@ -21,13 +21,14 @@ from .models.glm import GLM, Logit, Probit
 from .models.mnlogit import MNLogit
 from .models.naive_bayes import BernoulliNB
 from .results.anova import anova, lrtest
+from .results.io import load
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BayesGLM", "BayesLogit",
     "GLM", "Logit", "Probit", "MNLogit", "compare", "families", "links", "summary",
-    "lrtest", "anova",
+    "lrtest", "anova", "load",
     "LDA", "QDA", "BernoulliNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",

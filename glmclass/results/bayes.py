@@ -23,9 +23,11 @@ from ..solvers.irls import Control
 from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
 from .glm_base import GLMBaseResults
+from .io import SaveMixin, require_data
+from .tidy import TidyMixin
 
 
-class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
+class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin):
     """Posterior mode, Laplace posterior N(w_MAP, S_N) and model evidence of a Bayesian GLM.
 
     Attributes
@@ -202,6 +204,7 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     def _design(self, exog, offset):
         m, keep = self.model, self._keep
         if exog is None:
+            require_data(self, "in-sample prediction")
             return (m.exog if keep.all() else m.exog[:, keep]), m.offset, m.data.index
         X = m.design(exog)[:, keep]
         off = None if offset is None else np.asarray(offset, dtype=float).ravel()

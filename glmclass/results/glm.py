@@ -16,14 +16,16 @@ from ..solvers.irls import IRLSFit
 from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
 from .glm_base import GLMBaseResults, weighted
+from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 from .terms import wald_test_terms
+from .tidy import TidyMixin
 
 
-class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
+class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin):
     """Estimates, inference and predictions of a fitted GLM.
 
     Attributes
@@ -139,6 +141,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         """Leverages h_i = w_i x_i' (X'WX)^-1 x_i of the weighted IRLS design at the estimates
         (W the Fisher weights times the prior weights), as R's ``hatvalues(glm)``; they sum to
         the rank. Used by HC2/HC3 covariances and influence measures."""
+        require_data(self, "hat_matrix_diag")
         m, keep = self.model, self._keep
         gram = self._fit.gram if self.method == "irls" else None  # Newton's is observed
         bread = spd_inverse(m.problem.information(self._fit.coef, keep, False, gram))
@@ -175,6 +178,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
         key = float(alpha)
         if key not in self._profiles:
+            require_data(self, "conf_int(method='profile')")
             self._profiles[key] = profile_conf_int(self, key)
         return self._profiles[key].copy()
 
@@ -281,6 +285,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         per design column, as statsmodels. The covariance is the one the fit reports
         (``cov_type``). See :mod:`glmclass.results.margins`.
         """
+        require_data(self, "get_margeff")
         return get_margeff(self, at, method, dummy)
 
     # --- report ---------------------------------------------------------------------------------

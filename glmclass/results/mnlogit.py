@@ -15,13 +15,15 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 from .terms import wald_test_terms
+from .tidy import TidyMixin
 
 
-class MNLogitResults(LikelihoodMixin):
+class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
     Built by :meth:`MNLogit.fit`.
@@ -144,6 +146,7 @@ class MNLogitResults(LikelihoodMixin):
     def _scores(self) -> np.ndarray:
         """Per-row scores of the kept coefficients, level-major: ``f_i (y_ij - p_ij) x_i``
         for each non-reference level j, shape (n_obs, (K-1) rank)."""
+        require_data(self, "the per-row scores")
         m = self.model
         X = m.exog if self._keep.all() else m.exog[:, self._keep]
         _, prob, _ = softmax_parts(self._eta(m.exog, m.offset))
@@ -262,6 +265,7 @@ class MNLogitResults(LikelihoodMixin):
         """Design, offset and index of the rows to predict (in-sample for ``exog=None``)."""
         m = self.model
         if exog is None:
+            require_data(self, "in-sample prediction")
             return m.exog, m.offset, m.data.index
         X = m.data.design(exog)
         n = X.shape[0]
@@ -362,6 +366,7 @@ class MNLogitResults(LikelihoodMixin):
         per design column, as statsmodels. The covariance is the one the fit reports
         (``cov_type``). See :mod:`glmclass.results.margins`.
         """
+        require_data(self, "get_margeff")
         return get_margeff(self, at, method, dummy)
 
     # --- report -------------------------------------------------------------------------------
