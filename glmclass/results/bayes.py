@@ -24,6 +24,7 @@ from ..summary import Summary
 from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
 from .glm_base import GLMBaseResults
 from .io import SaveMixin, require_data
+from .prediction import PredictionResults, glm_prediction
 from .tidy import TidyMixin
 
 
@@ -211,6 +212,25 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, Sav
         if off is not None and off.shape != (X.shape[0],):
             raise ValueError(f"offset has {off.size} values for {X.shape[0]} rows")
         return X, off, output_index(exog, X.shape[0])
+
+    def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
+        """Laplace-posterior summaries of predictions, in the form of
+        :meth:`GLMResults.get_prediction <glmclass.results.glm.GLMResults.get_prediction>`.
+
+        ``which="linear"``: the posterior mean and sd of ``a = x' w`` (as
+        :meth:`predict_linear`) and the equal-tailed credible interval ``mu_a -+ z sd_a``.
+        ``which="mean"``: the plug-in ``g^-1(mu_a)``, its delta-method sd ``|g^-1'(mu_a)|
+        sd_a`` and the interval ``g^-1(mu_a -+ z sd_a)``, which is the exact equal-tailed
+        credible interval of the mean under the Laplace posterior (a monotone function of a
+        normal ``a``). The predictive probability, which integrates over the posterior, is
+        :meth:`predict` (``method="probit"``); it lies inside the interval but is not its
+        centre.
+
+        Returns
+        -------
+        PredictionResults
+        """
+        return glm_prediction(self, exog, which, offset)
 
     def predict_linear(self, exog=None, offset=None) -> pd.DataFrame:
         """Posterior mean and sd of the linear predictor ``a = x' w`` (PRML eq. 4.149-4.150).

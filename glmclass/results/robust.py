@@ -151,13 +151,13 @@ def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[in
     """Integer cluster codes of the rows used, where they came from, and the cluster counts."""
     columns = _column_names(data, groups)
     if columns is not None:
-        frame = data.frame
+        frame = getattr(data, "frame", None)
         absent = [c for c in columns if c not in frame.columns]
         if absent:
             cols = ", ".join(map(repr, list(frame.columns)[:20]))
             raise ValueError(f"cov_kwds['groups']: {absent[0]!r} is not a column of the data "
                              f"(columns: {cols})")
-        values = [data.rows_given(frame[c].to_numpy(), f"column {c!r}") for c in columns]
+        values = [_rows_used(data, frame[c].to_numpy(), f"column {c!r}") for c in columns]
         names = tuple(columns)
     else:
         values, names = _arrays(data, groups)
@@ -178,16 +178,17 @@ def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[in
 def _column_names(data, groups) -> list[str] | None:
     """The column names ``groups`` gives (a string, or a list of one or two), or None when
     ``groups`` holds labels."""
+    frame = getattr(data, "frame", None)
     if isinstance(groups, str):
         cols = [groups]
     elif (isinstance(groups, (list, tuple)) and 0 < len(groups) <= 2
           and all(isinstance(g, str) for g in groups)
-          and (data.frame is None or all(g in data.frame.columns for g in groups))
+          and (frame is None or all(g in frame.columns for g in groups))
           and len(groups) != data.nrows):
         cols = list(groups)
     else:
         return None
-    if data.frame is None:
+    if frame is None:
         raise ValueError(f"cov_kwds['groups']={groups!r} names columns, but the model was not "
                          "built from a formula on a DataFrame; pass the cluster labels as an "
                          "array with one label per row")
@@ -215,7 +216,18 @@ def _arrays(data, groups) -> tuple[list[np.ndarray], tuple[str, ...]]:
     if not 1 <= len(values) <= 2:
         raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
                          f"clustering), got {len(values)}")
-    return [data.rows_given(np.asarray(v), "cov_kwds['groups']") for v in values], names
+    return [_rows_used(data, np.asarray(v), "cov_kwds['groups']") for v in values], names
+
+
+def _rows_used(data, values: np.ndarray, name: str) -> np.ndarray:
+    """Values given per row of the data passed (or per row used) as those of the rows used."""
+    rows_given = getattr(data, "rows_given", None)
+    if rows_given is not None:
+        return rows_given(values, name)
+    if values.shape[0] != data.nrows:  # a data source that drops no rows
+        raise ValueError(f"{name} has {values.shape[0]} values, but the data have "
+                         f"{data.nrows} rows")
+    return values
 
 
 def sandwich(bread: np.ndarray, scores: np.ndarray, spec: CovSpec, *,

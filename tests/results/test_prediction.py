@@ -159,3 +159,18 @@ def test_binary_mnlogit_equals_logit():
     b = gcf.mnlogit("low ~ age + lwt", df).fit().get_prediction(df.head(5)).summary_frame()
     b1 = b[b["level"] == 1].drop(columns="level")
     np.testing.assert_allclose(a.to_numpy(), b1.to_numpy(), rtol=1e-7)
+
+
+def test_bayes_logit_prediction_is_the_laplace_posterior_of_eta():
+    df = load("birthwt")
+    res = gcf.bayes_logit("low ~ age + lwt + smoke", df, prior_scale=2.5).fit()
+    moments = res.predict_linear(df.head(6))
+    lin = res.get_prediction(df.head(6), which="linear")
+    np.testing.assert_allclose(lin.predicted, moments["mean"], rtol=1e-12)
+    np.testing.assert_allclose(lin.se, moments["sd"], rtol=1e-10)
+    frame = res.get_prediction(df.head(6)).summary_frame()
+    z = stats.norm.isf(0.025)
+    np.testing.assert_allclose(frame["mean_ci_lower"],
+                               special.expit(moments["mean"] - z * moments["sd"]), rtol=1e-10)
+    moderated = res.predict(df.head(6))  # the predictive probability lies inside the interval
+    assert ((frame["mean_ci_lower"] < moderated) & (moderated < frame["mean_ci_upper"])).all()
