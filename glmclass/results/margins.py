@@ -77,17 +77,20 @@ class MarginalEffects:
         ``"derivative"`` or ``"discrete"`` for each effect.
     at, method : str
     dummy : bool
+    cov_type : str
+        The covariance of the estimates the standard errors come from.
     """
 
     def __init__(self, values: np.ndarray, cov: np.ndarray, index: pd.Index, kinds: list,
-                 at: str, method: str, dummy: bool, quantile, title: str) -> None:
+                 at: str, method: str, dummy: bool, quantile, title: str,
+                 cov_type: str = "nonrobust") -> None:
         self.margeff = pd.Series(values, index=index, name="margeff")
         self.margeff_cov = pd.DataFrame(cov, index=index, columns=index)
         with np.errstate(invalid="ignore"):
             se = np.sqrt(np.maximum(np.diag(cov), 0.0))
         self.margeff_se = pd.Series(se, index=index, name="margeff_se")
         self.kind = pd.Series(kinds, index=index, name="kind")
-        self.at, self.method, self.dummy = at, method, dummy
+        self.at, self.method, self.dummy, self.cov_type = at, method, dummy, cov_type
         self._quantile = quantile
         self._title = title
 
@@ -122,7 +125,8 @@ class MarginalEffects:
         header = [("Method", self.method), ("At", self.at), ("Dummy as discrete", self.dummy)]
         notes = ["Discrete changes from the reference level (categorical variables"
                  + (", and 0/1 variables" if self.dummy else "") + "); derivatives otherwise.",
-                 "Standard errors by the delta method."]
+                 f"Standard errors by the delta method, with the {self.cov_type} covariance "
+                 "of the estimates."]
         return Summary(self._title, header, [(None, self.summary_frame(alpha))], notes)
 
     def __repr__(self) -> str:
@@ -505,7 +509,7 @@ def _assemble(res, effects, values, grads, at, method, dummy, multi) -> Marginal
     title = f"{type(res.model).__name__} Marginal Effects ({method}, at {at}; nobs = " \
             f"{num(res.nobs)})"
     return MarginalEffects(values, (cov + cov.T) / 2.0, index, kinds, at, method, dummy,
-                           quantile, title)
+                           quantile, title, getattr(res, "cov_type", "nonrobust"))
 
 
 def _kind(effect: Effect) -> str:

@@ -161,6 +161,7 @@ def test_uses_the_fit_covariance_and_reports():
                                1.6448536269514722 * frame["margeff_se"], rtol=1e-12)
     text = str(robust.summary())
     assert "Marginal Effects (dydx, at overall" in text and "C(race)[T.white]" in text
+    assert "with the HC1 covariance of the estimates" in text and robust.cov_type == "HC1"
     assert robust.margeff_cov.shape == (4, 4)
 
 
