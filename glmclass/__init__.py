@@ -23,6 +23,8 @@ from .models.mnlogit import MNLogit
 from .models.naive_bayes import BernoulliNB, GaussianNB
 from .models.perceptron import Perceptron
 from .models.robust_link import robust_logit_profile
+from .results.anova import anova, lrtest
+from .results.io import load
 
 __version__ = "0.1.0"
 
@@ -30,6 +32,7 @@ __all__ = [
     "BayesGLM", "BayesLogit",
     "GLM", "Logit", "Probit", "MNLogit", "compare", "datasets", "families", "links", "summary",
     "LDA", "QDA", "BernoulliNB", "GaussianNB",
+    "lrtest", "anova", "load",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
     "robust_logit_profile", "LeastSquaresClassifier", "FisherDiscriminant",

@@ -119,8 +119,8 @@ class DesignSpec:
             if info.type != "categorical":
                 continue
             cols = _referenced_columns(factor.name(), newdata)
-            if len(cols) != 1:
-                continue
+            if len(cols) != 1 or not _is_column_itself(factor.code, cols[0]):
+                continue  # an expression such as I(race == 'white'): its values are no levels
             col = cols[0]
             seen = pd.unique(newdata[col].dropna())
             unseen = [v for v in seen if v not in set(info.categories)]
@@ -144,6 +144,14 @@ class DesignSpec:
         env = _with_numpy(capture_env(0)).with_outer_namespace(names)
         self.design_info = patsy.dmatrix(rhs, self._rebuild, eval_env=env,
                                          NA_action="drop").design_info
+
+
+def _is_column_itself(code: str, col: str) -> bool:
+    """Whether a categorical factor is the column itself (``race``, ``C(race, ...)``,
+    ``Q('race')``), whose values are its levels."""
+    code = code.replace(" ", "")
+    name = rf"(?:{re.escape(col)}|Q\(['\"]{re.escape(col)}['\"]\))"
+    return re.fullmatch(rf"{name}|C\({name}(?:,.*)?\)", code) is not None
 
 
 def _plain(value):

@@ -52,6 +52,13 @@ class ModelData:
     feature_mask : ndarray of bool or None
         Formula columns kept as features (None: all): generative models drop the intercept,
         and :meth:`design` drops it from new data too.
+    frame : pandas.DataFrame or None
+        The DataFrame a formula was evaluated on (a reference, not a copy), so that other
+        columns of it can be named later (cluster groups); None on the array path.
+    source_rows : ndarray of int or None
+        Positions of the rows used among the rows given (None: every row was used).
+    n_source : int or None
+        Number of rows given, before rows with missing values were dropped.
     """
 
     exog: np.ndarray
@@ -65,6 +72,22 @@ class ModelData:
     formula: str | None = None
     intercept_index: int | None = None
     feature_mask: np.ndarray | None = None
+    frame: pd.DataFrame | None = field(default=None, repr=False)
+    source_rows: np.ndarray | None = field(default=None, repr=False)
+    n_source: int | None = None
+
+    def rows_given(self, values: np.ndarray, name: str) -> np.ndarray:
+        """Per-row values given for the rows the user passed (length ``n_source``) or for
+        the rows used (length ``nrows``), as the values of the rows used."""
+        n_given = self.nrows if self.n_source is None else self.n_source
+        if values.shape[0] == n_given:
+            return values if self.source_rows is None else values[self.source_rows]
+        if values.shape[0] == self.nrows:
+            return values
+        dropped = f" ({self.nrows} after dropping rows with missing values)" \
+            if n_given != self.nrows else ""
+        raise ValueError(f"{name} has {values.shape[0]} values, but the data have {n_given} "
+                         f"rows{dropped}")
 
     @property
     def nrows(self) -> int:
@@ -215,7 +238,8 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
         arrs = {k: (a[keep] if a is not None else None) for k, a in arrs.items()}
     x = np.ascontiguousarray(x)
     return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()),
-                     None, intercept_index(x))
+                     None, intercept_index(x), source_rows=np.flatnonzero(~bad) if bad.any()
+                     else None, n_source=n)
 
 
 def _per_row(a, key: str) -> np.ndarray:
@@ -244,7 +268,8 @@ def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_e
     names = d.spec.column_names
     icpt = names.index("Intercept") if "Intercept" in names else intercept_index(d.exog)
     return ModelData(d.exog, names, values, str(y.name), d.index, arrs, d.spec, d.n_dropped,
-                     formula, icpt)
+                     formula, icpt, frame=data,
+                     source_rows=d.rows if d.n_dropped else None, n_source=len(data))
 
 
 def _index(endog, exog, n: int) -> pd.Index:

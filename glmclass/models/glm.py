@@ -21,6 +21,7 @@ from .. import links as L
 from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..results.glm import GLMResults
+from ..results.robust import cov_spec
 from ..solvers import gradient as GD
 from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control
@@ -34,7 +35,8 @@ class MLEGLM(GLMBase):
     """Maximum-likelihood fit of a GLM (the shared ``fit`` of GLM, Logit and Probit)."""
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, start_params=None, on_separation: str = "warn", *,
+            tol: float = 1e-10, start_params=None, on_separation: str = "warn",
+            cov_type: str = "nonrobust", cov_kwds: dict | None = None, *,
             learning_rate: float | None = None, schedule: str = "constant",
             batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
             seed=None, variance_reduction: bool = True) -> GLMResults:
@@ -68,6 +70,18 @@ class MLEGLM(GLMBase):
             seed of the row order, and the SVRG correction of the stochastic steps. ``maxiter``
             and ``tol`` apply to IRLS and Newton only. Standard errors come from the Hessian
             at the point reached.
+        cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
+            Covariance of the estimates behind ``bse``, ``pvalues``, ``conf_int``, Wald tests,
+            predictions and marginal effects: the inverse ``information`` (times the
+            dispersion), or a sandwich with that bread and R ``sandwich``'s meat (HC2/HC3 with
+            the leverages of the weighted IRLS design; ``"cluster"`` as ``vcovCL(type="HC1")``).
+            R's ``sandwich`` uses the expected information: for non-canonical links pass
+            ``information="expected"`` to reproduce it.
+        cov_kwds : dict, optional
+            ``"cluster"`` only: ``groups`` (one label per row, or the name of a column of the
+            formula's DataFrame; two columns or names for two-way clustering; rows dropped for
+            missing values are dropped from the groups too), ``use_correction=True``,
+            ``fix=False`` (see :func:`glmclass.numerics.covariance.covariance`).
 
         Returns
         -------
@@ -94,11 +108,13 @@ class MLEGLM(GLMBase):
         check_option("on_separation", on_separation, ("warn", "raise", "ignore"))
         start = check_start(start_params, self.exog_names)
         fc = fit_control(maxiter, tol)
+        cov = cov_spec(self.data, cov_type, cov_kwds)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           hessian="observed" if method == "newton" else "expected")
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
-        results = GLMResults(self, fit, self.problem.null_fit(control), method, information)
+        results = GLMResults(self, fit, self.problem.null_fit(control), method, information,
+                             cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
@@ -113,6 +129,8 @@ class MLEGLM(GLMBase):
                 self._warn_convergence(fit, GF.LABELS[method], GF.HINT)
             else:
                 self._warn_convergence(fit)
+        if cov.robust:
+            results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
 
     def _separation(self, results: GLMResults) -> S.Separation | None:

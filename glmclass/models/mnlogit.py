@@ -23,6 +23,7 @@ from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
 from ..numerics.separation import Separation
 from ..results.mnlogit import MNLogitResults
+from ..results.robust import cov_spec
 from ..solvers import gradient as GD
 from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
@@ -122,10 +123,10 @@ class MNLogit(Model):
         return ArrayBlocks(X, self.codes, self.freq_weights, self.offset, rows=rows)
 
     def fit(self, method: str = "newton", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, *, learning_rate: float | None = None,
-            schedule: str = "constant", batch_size: int | None = None,
-            max_epochs: int | None = None, gtol: float = 1e-6, seed=None,
-            variance_reduction: bool = True) -> MNLogitResults:
+            tol: float = 1e-10, cov_type: str = "nonrobust", cov_kwds: dict | None = None, *,
+            learning_rate: float | None = None, schedule: str = "constant",
+            batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
+            seed=None, variance_reduction: bool = True) -> MNLogitResults:
         """Maximum-likelihood fit by Newton's method with the exact block Hessian.
 
         Parameters
@@ -142,6 +143,14 @@ class MNLogit(Model):
         maxiter : int
         tol : float
             Convergence when ``|dev - dev_old| / (|dev| + 0.1) < tol`` (R's rule).
+        cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+            Covariance of the estimates: the inverse information, or a sandwich around it with
+            the per-row scores ``f_i (y_ij - p_ij) x_i`` (``"cluster"``: R ``sandwich::vcovCL(
+            type="HC1")``). HC2 and HC3 need one leverage per row, which a multi-equation model
+            does not have, and are refused.
+        cov_kwds : dict, optional
+            ``"cluster"`` only: ``groups`` (labels, or column names of the formula's
+            DataFrame), ``use_correction``, ``fix``; as :meth:`glmclass.GLM.fit`.
 
         Returns
         -------
@@ -153,6 +162,7 @@ class MNLogit(Model):
                           variance_reduction=variance_reduction)
         check_option("information", information, ("observed", "expected"))
         fc = fit_control(maxiter, tol)
+        cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
         rows = self._blocks()
         icpt, gram = self.data.intercept_index, weighted_gram(rows)
@@ -167,9 +177,11 @@ class MNLogit(Model):
                if method in GD.METHODS
                else newton(multinomial_deviance(blocks, self.K), self._start(X), control))
         null = self._null_deviance(control)
-        results = MNLogitResults(self, fit, keep, null, method, information)
+        results = MNLogitResults(self, fit, keep, null, method, information, cov)
         results.separation = self._separation(X, blocks, results)
         self._warn(aliased, fit, results.separation, GF.LABELS.get(method, "Newton's method"))
+        if cov.robust:
+            results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
 
     def _start(self, X: np.ndarray) -> np.ndarray:

@@ -23,9 +23,12 @@ from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
 from .glm_base import GLMBaseResults
+from .io import SaveMixin, require_data
+from .prediction import PredictionResults, glm_prediction
+from .tidy import TidyMixin
 
 
-class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
+class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin):
     """Posterior mode, Laplace posterior N(w_MAP, S_N) and model evidence of a Bayesian GLM.
 
     Attributes
@@ -202,12 +205,32 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     def _design(self, exog, offset):
         m, keep = self.model, self._keep
         if exog is None:
+            require_data(self, "in-sample prediction")
             return (m.exog if keep.all() else m.exog[:, keep]), m.offset, m.data.index
         X = m.design(exog)[:, keep]
         off = None if offset is None else np.asarray(offset, dtype=float).ravel()
         if off is not None and off.shape != (X.shape[0],):
             raise ValueError(f"offset has {off.size} values for {X.shape[0]} rows")
         return X, off, output_index(exog, X.shape[0])
+
+    def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
+        """Laplace-posterior summaries of predictions, in the form of
+        :meth:`GLMResults.get_prediction <glmclass.results.glm.GLMResults.get_prediction>`.
+
+        ``which="linear"``: the posterior mean and sd of ``a = x' w`` (as
+        :meth:`predict_linear`) and the equal-tailed credible interval ``mu_a -+ z sd_a``.
+        ``which="mean"``: the plug-in ``g^-1(mu_a)``, its delta-method sd ``|g^-1'(mu_a)|
+        sd_a`` and the interval ``g^-1(mu_a -+ z sd_a)``, which is the exact equal-tailed
+        credible interval of the mean under the Laplace posterior (a monotone function of a
+        normal ``a``). The predictive probability, which integrates over the posterior, is
+        :meth:`predict` (``method="probit"``); it lies inside the interval but is not its
+        centre.
+
+        Returns
+        -------
+        PredictionResults
+        """
+        return glm_prediction(self, exog, which, offset)
 
     def predict_linear(self, exog=None, offset=None) -> pd.DataFrame:
         """Posterior mean and sd of the linear predictor ``a = x' w`` (PRML eq. 4.149-4.150).

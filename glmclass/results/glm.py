@@ -15,8 +15,15 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
-from .glm_base import GLMBaseResults
+from .glm_base import GLMBaseResults, weighted
 from .influence import GLMInfluence
+from .io import SaveMixin, require_data
+from .margins import MarginalEffects, get_margeff
+from .prediction import PredictionResults, glm_prediction
+from .profile import profile_conf_int
+from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
+from .terms import wald_test_terms
+from .tidy import TidyMixin
 
 METHOD_LABEL = {"irls": "IRLS", "newton": "Newton", "gd": "gradient descent",
                  "sgd": "SGD", "minibatch": "mini-batch GD"}
@@ -35,7 +42,7 @@ def gradient_note(method: str, converged: bool) -> str | None:
            f"log-likelihood at {where}."
 
 
-class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
+class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin):
     """Estimates, inference and predictions of a fitted GLM.
 
     Attributes
@@ -51,7 +58,11 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
     information : {"observed", "expected"}
         Which information matrix gives ``cov_params``.
     cov_type : str
-        ``"nonrobust"``: the inverse information times the dispersion.
+        ``"nonrobust"``: the inverse information times the dispersion; ``"HC0"``-``"HC3"``,
+        ``"cluster"``: a sandwich whose bread is the inverse of that information (see
+        :mod:`glmclass.results.robust`).
+    cov_spec : CovSpec
+        The validated covariance request (cluster groups, corrections).
     nobs : float
         Number of observations, counting frequency weights.
     df_model, df_resid : float
@@ -61,11 +72,13 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         What the separation check found (binomial families).
     """
 
-    def __init__(self, model, fit: IRLSFit, null, method: str, information: str) -> None:
+    def __init__(self, model, fit: IRLSFit, null, method: str, information: str,
+                 cov: CovSpec = NONROBUST) -> None:
         super().__init__(model, fit, null)
         self.method = method
         self.information = information
-        self.cov_type = "nonrobust"
+        self.cov_spec = cov
+        self.cov_type = cov.cov_type
         self.separation = None
 
     @cached_property
@@ -119,15 +132,35 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
                 "estimates; standard errors are NaN (the fit may not be at a maximum)",
                 GlmclassWarning, stacklevel=3)
         else:
-            full[np.ix_(keep, keep)] = covariance(self._bread, None, "nonrobust",
-                                                  scale=self.scale)
+            full[np.ix_(keep, keep)] = self._cov_kept()
         return pd.DataFrame(full, index=names, columns=names)
+
+    def _cov_kept(self) -> np.ndarray:
+        """The covariance of the estimable coefficients that ``cov_type`` asks for: the
+        dispersion times the bread, or a sandwich around the same bread."""
+        spec = self.cov_spec
+        if not spec.robust:
+            return covariance(self._bread, None, "nonrobust", scale=self.scale)
+        m = self.model
+        hat = self.hat_matrix_diag.to_numpy() if spec.cov_type in ("HC2", "HC3") else None
+        return sandwich(self._bread, self._scores(), spec, hat=hat,
+                        freq_weights=freq_or_none(m.freq_weights), nobs=self.nobs)
+
+    def _scores(self) -> np.ndarray:
+        """Per-row scores on the estimable columns, (n_obs, rank): ``score_obs()`` without the
+        labels (one array the size of the design)."""
+        m, keep = self.model, self._keep
+        fam, eta = m.family, self._eta
+        u = weighted(m.prior_weights, fam.score_ratio(eta) * (m.endog - fam.link.inverse(eta)))
+        X = m.exog if keep.all() else m.exog[:, keep]
+        return X * u[:, None]
 
     @cached_property
     def hat_matrix_diag(self) -> pd.Series:
         """Leverages h_i = w_i x_i' (X'WX)^-1 x_i of the weighted IRLS design at the estimates
         (W the Fisher weights times the prior weights), as R's ``hatvalues(glm)``; they sum to
         the rank. Used by HC2/HC3 covariances and influence measures."""
+        require_data(self, "hat_matrix_diag")
         m, keep = self.model, self._keep
         gram = self._fit.gram if self.method == "irls" else None  # Newton's is observed
         bread = spd_inverse(m.problem.information(self._fit.coef, keep, False, gram))
@@ -141,6 +174,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         (statsmodels' ``get_influence``; R's ``influence.measures``), as a
         :class:`~glmclass.results.influence.GLMInfluence`."""
         return GLMInfluence(self)
+
     @property
     def history(self) -> pd.Series:
         """Deviance after each iteration (IRLS, Newton) or epoch (gradient methods)."""
@@ -157,10 +191,48 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             return None
         return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name="iteration"),
                          name="grad_norm", dtype=float)
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals of the coefficients.
+
+        Parameters
+        ----------
+        alpha : float
+            1 - confidence level.
+        method : {"wald", "profile"}
+            ``"wald"``: ``params -+ q bse`` with the covariance the fit reports (``cov_type``).
+            ``"profile"``: profile-likelihood intervals, R's ``confint`` of a ``glm`` (MASS):
+            the coefficients b whose signed root deviance ``sign(b - b_hat) sqrt((D_j(b) - D)
+            / phi)`` lies within the normal quantile, each bound found exactly (MASS
+            interpolates); one refit per evaluation, so it costs tens of fits per
+            coefficient. Likelihood-based, so ``cov_type`` does not enter; a bound the profile
+            never reaches (separation) is infinite, with a warning.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``, one row per coefficient (NaN for aliased ones).
+        """
+        if method == "wald":
+            return super().conf_int(alpha)
+        if method != "profile":
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        key = float(alpha)
+        if key not in self._profiles:
+            require_data(self, "conf_int(method='profile')")
+            self._profiles[key] = profile_conf_int(self, key)
+        return self._profiles[key].copy()
+
+    @cached_property
+    def _profiles(self) -> dict:
+        """Profile intervals computed so far, by alpha (they cost many refits)."""
+        return {}
 
     def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates: dispersion times the inverse information matrix (a copy:
-        changing it leaves ``bse`` and the other cached values alone)."""
+        """Covariance of the estimates (a copy: changing it leaves ``bse`` and the other cached
+        values alone): dispersion times the inverse information matrix, or the sandwich
+        ``fit(cov_type=...)`` asked for."""
         return self._cov.copy()
 
     # --- prediction ---------------------------------------------------------------------------
@@ -188,6 +260,76 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         eta, index, _ = self._linear(exog, offset)
         return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
 
+    def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
+        """Predictions with delta-method standard errors and confidence intervals.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data (default: the rows of the fit).
+        which : {"mean", "linear"}
+            ``"mean"``: mu, its standard error ``|dmu/deta| se(eta)`` (R's ``predict(type=
+            "response", se.fit=TRUE)``) and the interval ``g^-1(eta -+ q se(eta))``, which
+            stays inside the range of the mean. ``"linear"``: eta, ``se(eta) = sqrt(x' V x)``
+            and a symmetric interval.
+        offset : array-like, optional
+            Offset of the new rows (default 0).
+
+        Returns
+        -------
+        PredictionResults
+            ``predicted``, ``se``, ``conf_int(alpha)``, ``summary_frame(alpha)``. V is the
+            covariance the fit reports (``cov_type``); q the normal quantile, or Student's t
+            on ``df_resid`` when the dispersion is estimated, as :meth:`conf_int`.
+        """
+        return glm_prediction(self, exog, which, offset)
+
+    def wald_test_terms(self) -> pd.DataFrame:
+        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together),
+        with the covariance the fit reports (``cov_type``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
+            Array models have one term per column.
+        """
+        return wald_test_terms(self)
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx",
+                    dummy: bool = False) -> MarginalEffects:
+        """Marginal effects of each variable, with delta-method standard errors.
+
+        Parameters
+        ----------
+        at : {"overall", "mean"}
+            The average of the effects over the rows of the fit (weighted by frequency
+            weights), or the effect at the means of the numeric variables (categorical
+            variables as observed, design rows averaged).
+        method : {"dydx", "eyex", "dyex", "eydx"}
+            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        dummy : bool
+            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+
+        Returns
+        -------
+        MarginalEffects
+            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
+            ``summary``.
+
+        Notes
+        -----
+        From a formula the effects are per *variable*: a numeric variable's derivative goes
+        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
+        through the stored design; each non-reference level of a categorical variable
+        (``C(race)``) is the discrete change of the prediction from the reference level,
+        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
+        per design column, as statsmodels. The covariance is the one the fit reports
+        (``cov_type``). See :mod:`glmclass.results.margins`.
+        """
+        require_data(self, "get_margeff")
+        return get_margeff(self, at, method, dummy)
+
     # --- report ---------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
         """Statistical report: fit header and coefficient table.
@@ -214,7 +356,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
             ("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
             ("Method", METHOD_LABEL.get(self.method, self.method)),
-            ("Information", self.information),
+            ("Information", self.information), ("Covariance Type", self.cov_type),
             ("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
             ("Df Residuals", num(self.df_resid)), ("Scale", self.scale),
             ("Converged", self.converged), ("No. Iterations", self.n_iter),
@@ -225,7 +367,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
         ]
         if m.data.n_dropped:
             header.append(("Rows dropped (missing)", m.data.n_dropped))
-        notes = [f"Standard errors from the {self.information} information matrix."]
+        notes = [self.cov_spec.describe(self.information)]
         if self.method in _GRADIENT:
             notes.append(gradient_note(self.method, self.converged))
         if self.aliased:

@@ -67,6 +67,9 @@ class GLMBaseResults:
     @cached_property
     def _eta(self) -> np.ndarray:
         """eta at the estimates on every row (computed once, when first needed)."""
+        if getattr(self, "data_removed", False):  # saved with remove_data=True
+            raise ValueError("the data were removed when these results were saved "
+                             "(remove_data=True): in-sample values need the rows of the fit")
         return self.model.problem.linear_predictor(self._fit.coef)
 
     @cached_property

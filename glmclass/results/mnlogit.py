@@ -16,9 +16,15 @@ from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
 from .glm import METHOD_LABEL, gradient_note
+from .io import SaveMixin, require_data
+from .margins import MarginalEffects, get_margeff
+from .prediction import mnlogit_prediction
+from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
+from .terms import wald_test_terms
+from .tidy import TidyMixin
 
 
-class MNLogitResults(LikelihoodMixin):
+class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
     Built by :meth:`MNLogit.fit`.
@@ -47,6 +53,10 @@ class MNLogitResults(LikelihoodMixin):
     method : str
     information : {"observed", "expected"}
         Recorded choice; for this canonical model both give the same matrix.
+    cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+        What ``cov_params`` is: the inverse information or a sandwich around it.
+    cov_spec : CovSpec
+        The validated covariance request (cluster groups, corrections).
     ref : label
         The reference level.
     levels : list
@@ -58,7 +68,7 @@ class MNLogitResults(LikelihoodMixin):
     """
 
     def __init__(self, model, fit: NewtonFit, keep: np.ndarray, null_deviance: float,
-                 method: str, information: str) -> None:
+                 method: str, information: str, cov: CovSpec = NONROBUST) -> None:
         d = model.data
         self.model = model
         self._fit = fit
@@ -78,6 +88,8 @@ class MNLogitResults(LikelihoodMixin):
         self.fit_history = fit.history
         self.method = method
         self.information = information
+        self.cov_spec = cov
+        self.cov_type = cov.cov_type
         self.ref = model.ref
         self.levels = list(model.levels)
         self.aliased = [n for n, k in zip(d.exog_names, keep, strict=True) if not k]
@@ -123,8 +135,13 @@ class MNLogitResults(LikelihoodMixin):
             warnings.warn("the information matrix is not positive definite at the estimates; "
                           "standard errors are NaN (the fit may not be at a maximum)",
                           GlmclassWarning, stacklevel=3)
-        else:
+        elif not self.cov_spec.robust:
             full[np.ix_(kept, kept)] = covariance(self._bread, None, "nonrobust")
+        else:
+            m = self.model
+            full[np.ix_(kept, kept)] = sandwich(self._bread, self._scores(), self.cov_spec,
+                                                freq_weights=freq_or_none(m.freq_weights),
+                                                nobs=self.nobs)
         return pd.DataFrame(full, index=self._multi_index, columns=self._multi_index)
 
     @property
@@ -134,13 +151,36 @@ class MNLogitResults(LikelihoodMixin):
                                                                name="iteration"),
                          name="deviance", dtype=float)
 
-    def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term).
+    def _scores(self) -> np.ndarray:
+        """Per-row scores of the kept coefficients, level-major: ``f_i (y_ij - p_ij) x_i``
+        for each non-reference level j, shape (n_obs, (K-1) rank)."""
+        require_data(self, "the per-row scores")
+        m = self.model
+        X = m.exog if self._keep.all() else m.exog[:, self._keep]
+        _, prob, _ = softmax_parts(self._eta(m.exog, m.offset))
+        resid = (m.codes[:, None] == np.arange(1, m.K)[None, :]) - prob  # (n, K-1)
+        resid *= np.asarray(m.freq_weights, dtype=float)[:, None]
+        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
 
-        The inverse of the information matrix; observed and expected information coincide for
-        the multinomial logit (a canonical exponential family).
+    def score_obs(self) -> pd.DataFrame:
+        """Per-row contributions to the score of the log-likelihood at the estimates,
+        ``f_i (y_ij - p_ij) x_i``: rows as the data, columns (level, term) as
+        :meth:`cov_params` (NaN for aliased columns). They sum to zero at the estimate."""
+        k1, p = len(self._nonref), self._keep.size
+        kept = np.flatnonzero(np.tile(self._keep, k1))
+        out = np.full((self.model.exog.shape[0], k1 * p), np.nan)
+        out[:, kept] = self._scores()
+        return pd.DataFrame(out, index=self.model.data.index, columns=self._multi_index)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term)
+        (a copy).
+
+        The inverse of the information matrix (observed and expected information coincide for
+        the multinomial logit, a canonical exponential family), or the sandwich
+        ``fit(cov_type=...)`` asked for.
         """
-        return self._cov
+        return self._cov.copy()
 
     def _by_level(self, values: np.ndarray, name: str) -> pd.DataFrame:
         k1 = len(self._nonref)
@@ -177,6 +217,18 @@ class MNLogitResults(LikelihoodMixin):
         se = self.bse.to_numpy().T.ravel()
         return pd.DataFrame({"lower": b - q * se, "upper": b + q * se}, index=self._multi_index)
 
+    def wald_test_terms(self) -> pd.DataFrame:
+        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together,
+        over every non-reference level), with the covariance the fit reports (``cov_type``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
+            Array models have one term per column.
+        """
+        return wald_test_terms(self)
+
     # --- prediction ---------------------------------------------------------------------------
     def _eta(self, X: np.ndarray, offset: np.ndarray) -> np.ndarray:
         coef = self.params.to_numpy()[self._keep]
@@ -204,16 +256,7 @@ class MNLogitResults(LikelihoodMixin):
         pandas.DataFrame or pandas.Series
         """
         check_which(which, ("prob", "mean", "class", "linear"))
-        m = self.model
-        if exog is None:
-            X, off, index = m.exog, m.offset, m.data.index
-        else:
-            X = m.data.design(exog)
-            n = X.shape[0]
-            off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
-            if off.shape[0] != n:
-                raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
-            index = output_index(exog, n)
+        X, off, index = self._design(exog, offset)
         eta = self._eta(X, off)
         if which == "linear":
             return pd.DataFrame(eta, index=index, columns=self.params.columns)
@@ -226,14 +269,62 @@ class MNLogitResults(LikelihoodMixin):
         labels[ok] = np.asarray(self.levels, dtype=object)[np.argmax(prob[ok], axis=1)]
         return pd.Series(labels, index=index, name="class")
 
-    def _probabilities(self, eta: np.ndarray) -> np.ndarray:
-        """Probabilities in natural level order (rows with missing values give NaN)."""
+    def _design(self, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+        """Design, offset and index of the rows to predict (in-sample for ``exog=None``)."""
+        m = self.model
+        if exog is None:
+            require_data(self, "in-sample prediction")
+            return m.exog, m.offset, m.data.index
+        X = m.data.design(exog)
+        n = X.shape[0]
+        off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
+        if off.shape[0] != n:
+            raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
+        return X, off, output_index(exog, n)
+
+    @cached_property
+    def _natural_order(self) -> list[int]:
+        """Positions in fit order (reference first) of the levels in natural order."""
+        return [self.model._fit_levels.index(lv) for lv in self.levels]
+
+    def _probabilities(self, eta: np.ndarray, natural: bool = True) -> np.ndarray:
+        """Probabilities in natural level order, or in fit order (reference first); rows with
+        missing values give NaN."""
         ok = ~np.isnan(eta).any(axis=1)
         fit_order = np.full((eta.shape[0], len(self.levels)), np.nan)
         _, prob, p0 = softmax_parts(eta[ok])
         fit_order[ok] = np.column_stack([p0, prob])
-        order = [self.model._fit_levels.index(lv) for lv in self.levels]
-        return fit_order[:, order]
+        return fit_order[:, self._natural_order] if natural else fit_order
+
+    @staticmethod
+    def _quantile_normal(alpha: float) -> float:
+        return float(stats.norm.isf(alpha / 2))
+
+    def get_prediction(self, exog=None, which: str = "mean", offset=None):
+        """Predicted probabilities (or log-odds) with delta-method standard errors and
+        confidence intervals, per level.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data (default: the rows of the fit).
+        which : {"mean", "linear"}
+            ``"mean"``: the probability of every level, its standard error by the delta method
+            through the softmax, and an interval built on the scale of the level's log-odds
+            against all others, ``logit(p_k) -+ z se``, mapped back (it stays in (0, 1)).
+            ``"linear"``: the log-odds of each non-reference level against the reference,
+            with a symmetric interval.
+        offset : array-like of shape (n,), optional
+            Offset of the new rows.
+
+        Returns
+        -------
+        PredictionResults
+            ``predicted`` and ``se`` are DataFrames (one column per level);
+            ``summary_frame(alpha)`` is long, with a ``level`` column. The covariance is the
+            one the fit reports (``cov_type``).
+        """
+        return mnlogit_prediction(self, exog, which, offset)
 
     @cached_property
     def fittedvalues(self) -> pd.DataFrame:
@@ -245,12 +336,46 @@ class MNLogitResults(LikelihoodMixin):
         weighted by frequency weights)."""
         m = self.model
         prob = self.fittedvalues.to_numpy()
-        order = [self.model._fit_levels.index(lv) for lv in self.levels]
-        observed = np.argsort(order)[m.codes]  # natural position of each row's level
+        observed = np.argsort(self._natural_order)[m.codes]  # natural position of each row's level
         table = np.zeros((len(self.levels), len(self.levels)))
         np.add.at(table, (observed, np.argmax(prob, axis=1)), m.freq_weights)
         lab = pd.Index(self.levels)
         return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx",
+                    dummy: bool = False) -> MarginalEffects:
+        """Marginal effects of each variable per level (rows (level, term), every level of the
+        response), with delta-method standard errors.
+
+        Parameters
+        ----------
+        at : {"overall", "mean"}
+            The average of the effects over the rows of the fit (weighted by frequency
+            weights), or the effect at the means of the numeric variables (categorical
+            variables as observed, design rows averaged).
+        method : {"dydx", "eyex", "dyex", "eydx"}
+            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        dummy : bool
+            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+
+        Returns
+        -------
+        MarginalEffects
+            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
+            ``summary``.
+
+        Notes
+        -----
+        From a formula the effects are per *variable*: a numeric variable's derivative goes
+        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
+        through the stored design; each non-reference level of a categorical variable
+        (``C(race)``) is the discrete change of the prediction from the reference level,
+        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
+        per design column, as statsmodels. The covariance is the one the fit reports
+        (``cov_type``). See :mod:`glmclass.results.margins`.
+        """
+        require_data(self, "get_margeff")
+        return get_margeff(self, at, method, dummy)
 
     # --- report -------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
@@ -278,7 +403,8 @@ class MNLogitResults(LikelihoodMixin):
             ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
             ("Link", "softmax (baseline logit)"),
             ("Method", METHOD_LABEL.get(self.method, self.method)),
-            ("Information", self.information), ("Reference level", str(self.ref)),
+            ("Information", self.information), ("Covariance Type", self.cov_type),
+            ("Reference level", str(self.ref)),
             ("No. Levels", len(self.levels)), ("No. Observations", num(self.nobs)),
             ("Df Model", num(self.df_model)), ("Df Residuals", num(self.df_resid)),
             ("Converged", self.converged), ("No. Iterations", self.n_iter),
@@ -288,8 +414,8 @@ class MNLogitResults(LikelihoodMixin):
         ]
         if m.data.n_dropped:
             header.append(("Rows dropped (missing)", m.data.n_dropped))
-        notes = [f"Standard errors from the {self.information} information matrix (identical "
-                 "to the other for this canonical model).",
+        notes = [self.cov_spec.describe(self.information)[:-1] + " (observed and expected "
+                 "information are identical for this canonical model).",
                  f"Coefficients are log-odds against the reference level {self.ref!r}."]
         if gradient_note(self.method, self.converged):
             notes.append(gradient_note(self.method, self.converged))

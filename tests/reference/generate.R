@@ -1086,3 +1086,4 @@ source(file.path("tests", "reference", "r", "naive_bayes.R"))  # -> naive_bayes.
 ## chapter.json (issue 11): least squares on indicator targets, Fisher (MASS::lda two-class
 ## scaling), the perceptron, and the MLEs the gradient methods must reach
 source(file.path(refdir, "r", "chapter.R"))
+source(file.path("tests", "reference", "r", "inference.R"))  # -> inference.json

@@ -1,0 +1,188 @@
+"""Likelihood-ratio tests and analysis-of-deviance tables for nested fits (R's ``lmtest::
+lrtest`` and ``anova(..., test = "Chisq")``).
+
+Both refuse what they cannot test: fits to different rows (data, missing-value drops or
+weights) or of different responses, Bayesian posterior modes, and models that are not
+nested in their parameter counts. They do not check that the smaller model's columns span a
+subspace of the larger one's (a formula can reach the same space with other columns); that
+is the caller's claim, as in R.
+
+References
+----------
+McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed., §4.4.
+Zeileis, A. and Hothorn, T. (2002). Diagnostic checking in regression relationships.
+*R News* 2(3) (``lmtest::lrtest``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import GlmclassWarning
+from .bayes import BayesGLMResults
+
+
+@dataclass(frozen=True)
+class LRTestResults:
+    """A likelihood-ratio test of a restricted model against a fuller one.
+
+    Attributes
+    ----------
+    statistic : float
+        ``2 (llf_full - llf_restricted)``.
+    df : float
+        Difference in the number of estimated parameters.
+    pvalue : float
+        Upper tail of the chi-squared distribution with ``df`` degrees of freedom.
+    """
+
+    statistic: float
+    df: float
+    pvalue: float
+
+    def __str__(self) -> str:
+        return (f"Likelihood-ratio test: chi2 = {self.statistic:.6g} on {self.df:g} df, "
+                f"p-value = {self.pvalue:.4g}")
+
+
+def _check_results(results: Sequence, what: str) -> None:
+    """Every fit a maximum-likelihood fit of the same response on the same rows."""
+    for i, r in enumerate(results, 1):
+        if not all(hasattr(r, a) for a in ("llf", "k_params", "nobs", "_row_key", "model")):
+            raise TypeError(f"{what}: argument {i} is not a fitted glmclass model (got "
+                            f"{type(r).__name__}); pass results of .fit()")
+        if isinstance(r, BayesGLMResults):
+            raise ValueError(f"{what}: model {i} is a Bayesian fit: its llf is at the "
+                             "posterior mode, not a maximum of the likelihood; compare "
+                             "Bayesian models by log_evidence (gc.compare)")
+    first = results[0]
+    for i, r in enumerate(results[1:], 2):
+        if r._row_key != first._row_key or float(r.nobs) != float(first.nobs):
+            raise ValueError(
+                f"{what}: model {i} was fit to different rows than model 1 ({r.nobs:g} and "
+                f"{first.nobs:g} observations, or other rows or weights; missing values in "
+                "a column only one formula uses drop different rows); fit both to the same "
+                "rows, e.g. data.dropna(subset=[...every column either model uses...])")
+        if not _same_response(first.model, r.model):
+            raise ValueError(f"{what}: model {i} has a different response than model 1; "
+                             "the likelihoods of different responses cannot be compared")
+
+
+def _same_response(a, b) -> bool:
+    ya, yb = a.data.endog, b.data.endog
+    try:
+        return bool(np.array_equal(np.asarray(ya, dtype=object), np.asarray(yb, dtype=object)))
+    except (TypeError, ValueError):  # pragma: no cover - exotic label types
+        return False
+
+
+def lrtest(restricted, full) -> LRTestResults:
+    """Likelihood-ratio test of a restricted model against a fuller one (R ``lmtest::lrtest``).
+
+    Parameters
+    ----------
+    restricted, full : results
+        Maximum-likelihood fits (GLM, Logit, Probit, MNLogit, ...) of the same response on
+        the same rows; ``restricted`` with fewer parameters.
+
+    Returns
+    -------
+    LRTestResults
+        ``statistic = 2 (llf_full - llf_restricted)``, ``df`` the difference in estimated
+        parameters (the dispersion of a Gaussian GLM counts in both), ``pvalue`` from the
+        chi-squared distribution.
+
+    Raises
+    ------
+    ValueError
+        When the fits used different rows or responses, or ``restricted`` does not have fewer
+        parameters than ``full`` (the message says which).
+    """
+    _check_results([restricted, full], "lrtest")
+    k0, k1 = restricted.k_params, full.k_params
+    if not k0 < k1:
+        raise ValueError(f"lrtest: the restricted model has {k0} parameters and the full model "
+                         f"{k1}; the first must have fewer (call lrtest(restricted, full))")
+    stat = 2.0 * (full.llf - restricted.llf)
+    _warn_negative(stat, full.llf, "lrtest")
+    df = float(k1 - k0)
+    return LRTestResults(float(stat), df, float(stats.chi2.sf(stat, df)))
+
+
+def _warn_negative(stat: float, llf: float, what: str) -> None:
+    if stat < -1e-8 * max(1.0, abs(llf)):
+        warnings.warn(f"{what}: the larger model fits worse than the smaller one "
+                      f"(statistic {stat:.4g} < 0): the models are not nested, or a fit did "
+                      "not converge", GlmclassWarning, stacklevel=3)
+
+
+def _names(results: Sequence, names: Sequence[str] | None) -> list[str]:
+    if names is None:
+        names = [getattr(r, "formula", None) or f"model {i}" for i, r in enumerate(results, 1)]
+    names = [str(n) for n in names]
+    if len(names) != len(results):
+        raise ValueError(f"anova: {len(names)} names for {len(results)} models")
+    return [f"{n} [{i}]" if names.count(n) > 1 else n for i, n in enumerate(names, 1)]
+
+
+def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Analysis of deviance of nested fits, R's ``anova(m1, m2, ..., test = "Chisq")``.
+
+    Parameters
+    ----------
+    *results : results
+        Two or more maximum-likelihood fits of the same response on the same rows, from the
+        smallest to the largest, each with more parameters than the one before.
+    test : {"Chisq", "LRT"}
+        The chi-squared test of the scaled deviance differences (R's two names for it).
+    names : sequence of str, optional
+        Row labels; default the formulas (``model 1``, ... without one).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model: ``df_resid``, ``deviance`` (residual), and for every model after
+        the first ``df`` (parameters added), ``deviance_diff`` (deviance removed) and
+        ``pvalue``: ``P(chi2_df > deviance_diff / phi)`` with phi the dispersion of the
+        largest model (1 for the binomial and Poisson families, as R).
+
+    Raises
+    ------
+    ValueError
+        Fewer than two fits, fits to different rows or responses, or a model without more
+        parameters than the one before it (the message names both).
+    """
+    if test not in ("Chisq", "LRT"):
+        raise ValueError(f"anova: test must be 'Chisq' (or its alias 'LRT'), got {test!r}")
+    if len(results) == 1 and isinstance(results[0], (list, tuple)):
+        results = tuple(results[0])
+    if len(results) < 2:
+        raise ValueError("anova needs two or more fitted models, from the smallest to the "
+                         "largest")
+    _check_results(results, "anova")
+    for i in range(1, len(results)):
+        k0, k1 = results[i - 1].k_params, results[i].k_params
+        if not k0 < k1:
+            raise ValueError(
+                f"anova: model {i + 1} has {k1} parameters and model {i} has {k0}; list the "
+                "models from the smallest to the largest, each with more parameters than the "
+                "one before")
+    dev = np.array([float(r.deviance) for r in results])
+    df_resid = np.array([float(r.df_resid) for r in results])
+    biggest = results[int(np.argmin(df_resid))]
+    phi = float(getattr(biggest, "scale", 1.0))
+    df = np.r_[np.nan, -np.diff(df_resid)]
+    diff = np.r_[np.nan, -np.diff(dev)]
+    for d in diff[1:]:
+        _warn_negative(d, dev[-1] / 2.0, "anova")
+    with np.errstate(invalid="ignore"):
+        p = np.r_[np.nan, stats.chi2.sf(diff[1:] / phi, df[1:])]
+    return pd.DataFrame({"df_resid": df_resid, "deviance": dev, "df": df,
+                         "deviance_diff": diff, "pvalue": p},
+                        index=pd.Index(_names(results, names), name="model"))

@@ -1,0 +1,177 @@
+"""Predictions with standard errors and confidence intervals (``results.get_prediction``).
+
+The standard error of the linear predictor of a row x is ``sqrt(x' V x)`` with V the
+covariance of the estimates the fit reports (model-based or sandwich). On the response scale
+the delta method gives ``se(mu) = |dmu/deta| se(eta)`` (R's ``predict(type = "response",
+se.fit = TRUE)``), and the interval is the inverse link of ``eta -+ q se(eta)``: it stays
+inside the range of the mean and is not symmetric about it.
+
+For a multinomial logit each level k has ``p_k = softmax_k(eta)``; its gradient in the
+coefficients of a non-reference level j is ``p_k (delta_kj - p_j) x``, and the interval is
+built on the scale of the level's log-odds against all the others, ``logit(p_k)`` (for two
+levels this is the binary logit interval), then mapped back with the logistic function.
+
+References
+----------
+Agresti, A. (2013). *Categorical Data Analysis*, 3rd ed., §16.1 (the delta method).
+R Core Team, ``predict.glm`` (stats package).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from ..numerics.covariance import hat_values
+from .base import check_which
+
+
+class PredictionResults:
+    """Predicted values with delta-method standard errors and confidence intervals.
+
+    Built by ``results.get_prediction(exog, which)``.
+
+    Attributes
+    ----------
+    predicted : pandas.Series or pandas.DataFrame
+        The prediction of each row: a Series for single-response models, a DataFrame with one
+        column per level for multinomial models.
+    se : pandas.Series or pandas.DataFrame
+        Its standard error, shaped as ``predicted``.
+    which : {"mean", "linear"}
+        The scale of the prediction.
+    linear, linear_se : ndarray
+        The scale the intervals are built on (eta, or a level's log-odds) and its standard
+        error, shaped as ``predicted``.
+    """
+
+    def __init__(self, predicted: np.ndarray, se: np.ndarray, linear: np.ndarray,
+                 linear_se: np.ndarray, inverse: Callable[[np.ndarray], np.ndarray],
+                 quantile: Callable[[float], float], which: str, index: pd.Index,
+                 levels: list | None = None) -> None:
+        self.which = which
+        self.linear = linear
+        self.linear_se = linear_se
+        self._inverse = inverse
+        self._quantile = quantile
+        self._levels = levels
+        self._index = index
+        self.predicted = self._frame(predicted, which)
+        self.se = self._frame(se, f"{which}_se")
+
+    def _frame(self, values: np.ndarray, name: str):
+        if self._levels is None:
+            return pd.Series(values, index=self._index, name=name)
+        return pd.DataFrame(values, index=self._index,
+                            columns=pd.Index(self._levels, name="level"))
+
+    def _bounds(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        q = self._quantile(alpha)
+        with np.errstate(invalid="ignore", over="ignore"):
+            a = self._inverse(self.linear - q * self.linear_se)
+            b = self._inverse(self.linear + q * self.linear_se)
+        return np.fmin(a, b), np.fmax(a, b)  # a decreasing inverse link swaps them
+
+    def conf_int(self, alpha: float = 0.05):
+        """Confidence intervals: a DataFrame with columns ``lower`` and ``upper`` (one row per
+        prediction; multinomial models: rows (row, level) as :meth:`summary_frame`)."""
+        lo, hi = self._bounds(alpha)
+        if self._levels is None:
+            return pd.DataFrame({"lower": lo, "upper": hi}, index=self._index)
+        frame = self._long({"lower": lo, "upper": hi})
+        return frame.drop(columns="level").set_index(
+            pd.MultiIndex.from_arrays([frame.index, frame["level"]]))
+
+    def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Prediction table: columns ``mean, mean_se, mean_ci_lower, mean_ci_upper`` (the
+        names statsmodels uses, whatever ``which`` is); multinomial models give a long table
+        with a ``level`` column first, one row per (row, level)."""
+        lo, hi = self._bounds(alpha)
+        cols = {"mean": self.predicted.to_numpy(), "mean_se": self.se.to_numpy(),
+                "mean_ci_lower": lo, "mean_ci_upper": hi}
+        if self._levels is None:
+            return pd.DataFrame(cols, index=self._index)
+        return self._long(cols)
+
+    def _long(self, cols: dict) -> pd.DataFrame:
+        """One row per (row, level), rows in order, levels within rows."""
+        k = len(self._levels)
+        out = {"level": np.tile(np.asarray(self._levels, dtype=object), len(self._index))}
+        out.update({name: np.asarray(v).reshape(-1) for name, v in cols.items()})
+        return pd.DataFrame(out, index=self._index.repeat(k))
+
+    def __repr__(self) -> str:
+        return f"<PredictionResults: which={self.which!r}, {len(self._index)} rows>"
+
+
+def _variance_rows(X: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """x_i' V x_i for every row of X, over row blocks (NaN rows give NaN)."""
+    ok = ~np.isnan(X).any(axis=1)
+    out = np.full(X.shape[0], np.nan)
+    if ok.any():
+        Xo = X if ok.all() else X[ok]
+        out[ok] = hat_values(Xo, np.ones(Xo.shape[0]), V)
+    return out
+
+
+def glm_prediction(res, exog, which: str, offset) -> PredictionResults:
+    """:meth:`GLMResults.get_prediction`."""
+    check_which(which, ("mean", "linear"))
+    m, keep = res.model, res._keep
+    eta, index, X = res._linear(exog, offset)
+    if X is None:
+        X = m.exog if keep.all() else m.exog[:, keep]
+    V = res._cov.to_numpy()[np.ix_(keep, keep)]
+    with np.errstate(invalid="ignore"):
+        se_eta = np.sqrt(np.maximum(_variance_rows(X, V), 0.0))
+    if which == "linear":
+        return PredictionResults(eta, se_eta, eta, se_eta, lambda e: e, res._quantile,
+                                 "linear", index)
+    link = m.family.link
+    mu = link.inverse(eta)
+    with np.errstate(invalid="ignore"):
+        se = np.abs(link.mu_eta(eta)) * se_eta
+    return PredictionResults(mu, se, eta, se_eta, link.inverse, res._quantile, "mean", index)
+
+
+def mnlogit_prediction(res, exog, which: str, offset) -> PredictionResults:
+    """:meth:`MNLogitResults.get_prediction` (the delta method through the softmax)."""
+    check_which(which, ("mean", "linear"))
+    X, off, index = res._design(exog, offset)
+    keep = res._keep
+    Xk = X if keep.all() else X[:, keep]
+    eta = res._eta(X, off)  # (n, K-1), log-odds against the reference
+    k1, r = eta.shape[1], Xk.shape[1]
+    kept = np.flatnonzero(np.tile(keep, k1))
+    V = res._cov.to_numpy()[np.ix_(kept, kept)]
+    # Q[i, j, l] = x_i' V_jl x_i: the covariance of the log-odds of levels j and l in row i
+    Q = np.empty((X.shape[0], k1, k1))
+    for j in range(k1):
+        for l in range(j, k1):
+            block = V[j * r:(j + 1) * r, l * r:(l + 1) * r]
+            sym = (block + block.T) / 2.0
+            Q[:, j, l] = Q[:, l, j] = _variance_rows(Xk, sym)
+    q = res._quantile_normal
+    if which == "linear":
+        se = np.sqrt(np.maximum(np.diagonal(Q, axis1=1, axis2=2), 0.0))
+        return PredictionResults(eta, se, eta, se, lambda e: e, q, "linear", index,
+                                 list(res._nonref))
+    prob_fit = res._probabilities(eta, natural=False)  # fit order: reference first
+    # dp_k / d(eta_j) = p_k (delta_kj - p_j), j over the non-reference levels
+    C = -prob_fit[:, :, None] * prob_fit[:, None, 1:]
+    C[:, 1:, :] += np.einsum("ik,kj->ikj", prob_fit[:, 1:], np.eye(k1))
+    var = np.einsum("ikj,ijl,ikl->ik", C, Q, C)
+    se = np.sqrt(np.maximum(var, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logit = special.logit(prob_fit)
+        logit_se = se / (prob_fit * (1.0 - prob_fit))
+    order = res._natural_order
+    return PredictionResults(prob_fit[:, order], se[:, order], logit[:, order],
+                             logit_se[:, order], special.expit, q, "mean", index,
+                             list(res.levels))
+

@@ -1,0 +1,267 @@
+"""Which covariance a fit reports: the validated ``fit(cov_type=..., cov_kwds=...)`` and the
+sandwich built from the pieces a results object has.
+
+:func:`cov_spec` checks the arguments once, before any fitting, and resolves cluster groups
+(an array, or column names of the DataFrame a formula was evaluated on) to one integer label
+per row the model uses: rows dropped for missing values are dropped from the groups too.
+:func:`sandwich` hands the pieces to :func:`glmclass.numerics.covariance.covariance`, the one
+home of every covariance formula.
+
+The bread is the inverse of the information matrix the fit was asked for
+(``information="observed"`` or ``"expected"``). R's ``sandwich`` package uses the expected
+(Fisher) information of a ``glm``; the two coincide for canonical links (logit, Poisson log,
+Gaussian identity), and ``information="expected"`` reproduces R for the others.
+
+References
+----------
+Zeileis, A. (2004). Econometric computing with HC and HAC covariance matrix estimators.
+*J. Stat. Softw.* 11(10).
+Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances. *J. Stat. Softw.*
+95(1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import one_of
+from ..numerics.covariance import COV_TYPES, covariance
+
+#: Keys of ``cov_kwds`` each covariance type accepts.
+COV_KWDS = {"cluster": ("groups", "use_correction", "fix")}
+
+_TEXT = {
+    "HC0": "HC0 (White)", "HC1": "HC1 (HC0 times n/(n-k))", "HC2": "HC2 (leverage-adjusted)",
+    "HC3": "HC3 (jackknife-like, 1/(1-h)^2)",
+}
+
+
+@dataclass(frozen=True)
+class CovSpec:
+    """A validated covariance request.
+
+    Attributes
+    ----------
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
+    groups : ndarray of int of shape (n_obs,) or (n_obs, 2), or None
+        Cluster codes of the rows the model uses (two columns: two-way clustering).
+    group_names : tuple of str
+        Where the groups came from (column names, or ``"groups"`` for an array).
+    n_groups : tuple of int
+        Number of clusters in each grouping.
+    use_correction : bool
+        Cluster only: the ``G/(G-1)`` and ``(n-1)/(n-k)`` corrections (R's ``vcovCL(type=
+        "HC1")``, statsmodels' default).
+    fix : bool
+        Cluster only: clip negative eigenvalues (two-way clustering can be indefinite).
+    """
+
+    cov_type: str = "nonrobust"
+    groups: np.ndarray | None = field(default=None, repr=False)
+    group_names: tuple[str, ...] = ()
+    n_groups: tuple[int, ...] = ()
+    use_correction: bool = True
+    fix: bool = False
+
+    @property
+    def robust(self) -> bool:
+        """Whether the covariance is a sandwich (anything but "nonrobust")."""
+        return self.cov_type != "nonrobust"
+
+    def describe(self, information: str) -> str:
+        """One sentence for a summary: what the standard errors are."""
+        if not self.robust:
+            return f"Standard errors from the {information} information matrix."
+        bread = f"bread = inverse {information} information"
+        if self.cov_type != "cluster":
+            return (f"Standard errors: {_TEXT[self.cov_type]} sandwich, {bread} "
+                    f"(R sandwich::vcovHC(type = \"{self.cov_type}\")).")
+        by = " and ".join(f"{n} ({g} clusters)"
+                          for n, g in zip(self.group_names, self.n_groups, strict=True))
+        corr = ("with the G/(G-1) and (n-1)/(n-k) corrections (R sandwich::vcovCL(type = "
+                "\"HC1\"))" if self.use_correction else "without small-sample corrections")
+        two = "two-way " if len(self.group_names) == 2 else ""
+        return f"Standard errors: {two}cluster-robust by {by}, {corr}; {bread}."
+
+
+NONROBUST = CovSpec()
+
+
+def cov_spec(data, cov_type: str = "nonrobust", cov_kwds: Mapping | None = None, *,
+             leverage: bool = True) -> CovSpec:
+    """Validate ``cov_type`` and ``cov_kwds`` and resolve cluster groups to the rows used.
+
+    Parameters
+    ----------
+    data : ModelData
+        The model's data (for the rows used and the formula's DataFrame).
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
+    cov_kwds : mapping, optional
+        For "cluster": ``groups`` (required; an array with one label per row given or per row
+        used, a DataFrame/array with two columns for two-way clustering, or one or two column
+        names of the formula's DataFrame), ``use_correction`` (bool, default True) and ``fix``
+        (bool, default False). Other types take none.
+    leverage : bool
+        Whether the model has scalar leverages (hat values), needed by HC2 and HC3.
+
+    Raises
+    ------
+    ValueError
+        An unknown type or key, a misshapen or incomplete ``groups`` (the message names the
+        column), a column that does not exist, HC2/HC3 without leverages.
+    """
+    if not isinstance(cov_type, str) or cov_type not in COV_TYPES:
+        raise ValueError(f"cov_type must be {one_of(COV_TYPES)}, got {cov_type!r}")
+    if cov_kwds is None:
+        cov_kwds = {}
+    if not isinstance(cov_kwds, Mapping):
+        raise TypeError(f"cov_kwds must be a dict, e.g. {{'groups': 'school'}}, got "
+                        f"{type(cov_kwds).__name__}")
+    allowed = COV_KWDS.get(cov_type, ())
+    unknown = [k for k in cov_kwds if k not in allowed]
+    if unknown:
+        what = f"accepts {one_of(allowed)}" if allowed else "takes no cov_kwds"
+        raise ValueError(f"cov_type={cov_type!r} {what}; got {', '.join(map(repr, unknown))}")
+    if cov_type in ("HC2", "HC3") and not leverage:
+        raise ValueError(f"cov_type={cov_type!r} divides by 1 - h_i with a scalar leverage "
+                         "per row, which a multi-equation model does not have (its leverage "
+                         "is a block per row; R's sandwich has no HC2/HC3 for multinomial "
+                         "models); use 'HC0', 'HC1' or 'cluster'")
+    if cov_type != "cluster":
+        return CovSpec(cov_type)
+    if "groups" not in cov_kwds or cov_kwds["groups"] is None:
+        raise ValueError("cov_type='cluster' needs cov_kwds={'groups': ...}: the cluster label "
+                         "of each row (an array), or the name of a column of the formula's "
+                         "DataFrame; two for two-way clustering")
+    flags = {}
+    for key, default in (("use_correction", True), ("fix", False)):
+        value = cov_kwds.get(key, default)
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"cov_kwds[{key!r}] must be True or False, got {value!r}")
+        flags[key] = bool(value)
+    codes, names, counts = _resolve_groups(data, cov_kwds["groups"])
+    return CovSpec("cluster", codes, names, counts, **flags)
+
+
+def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[int, ...]]:
+    """Integer cluster codes of the rows used, where they came from, and the cluster counts."""
+    columns = _column_names(data, groups)
+    if columns is not None:
+        frame = getattr(data, "frame", None)
+        absent = [c for c in columns if c not in frame.columns]
+        if absent:
+            cols = ", ".join(map(repr, list(frame.columns)[:20]))
+            raise ValueError(f"cov_kwds['groups']: {absent[0]!r} is not a column of the data "
+                             f"(columns: {cols})")
+        values = [_rows_used(data, frame[c].to_numpy(), f"column {c!r}") for c in columns]
+        names = tuple(columns)
+    else:
+        values, names = _arrays(data, groups)
+    codes = []
+    for v, name in zip(values, names, strict=True):
+        c, uniques = pd.factorize(pd.Series(v, copy=False), use_na_sentinel=True)
+        if np.any(c < 0):
+            raise ValueError(
+                f"cluster groups {name!r} have {int(np.sum(c < 0))} missing labels among the "
+                f"{c.size} rows the model uses; drop those rows from the data (or give them a "
+                "label)")
+        codes.append(c.astype(np.int64))
+    counts = tuple(int(c.max()) + 1 for c in codes)
+    out = codes[0] if len(codes) == 1 else np.column_stack(codes)
+    return out, names, counts
+
+
+def _column_names(data, groups) -> list[str] | None:
+    """The column names ``groups`` gives (a string, or a list of one or two), or None when
+    ``groups`` holds labels."""
+    frame = getattr(data, "frame", None)
+    if isinstance(groups, str):
+        cols = [groups]
+    elif (isinstance(groups, (list, tuple)) and 0 < len(groups) <= 2
+          and all(isinstance(g, str) for g in groups)
+          and (frame is None or all(g in frame.columns for g in groups))
+          and len(groups) != data.nrows):
+        cols = list(groups)
+    else:
+        return None
+    if frame is None:
+        raise ValueError(f"cov_kwds['groups']={groups!r} names columns, but the model was not "
+                         "built from a formula on a DataFrame; pass the cluster labels as an "
+                         "array with one label per row")
+    return cols
+
+
+def _arrays(data, groups) -> tuple[list[np.ndarray], tuple[str, ...]]:
+    """Label arrays (one or two) of the rows used, from an array, Series or DataFrame."""
+    if isinstance(groups, pd.DataFrame):
+        values = [groups.iloc[:, j].to_numpy() for j in range(groups.shape[1])]
+        names = tuple(str(c) for c in groups.columns)
+    elif isinstance(groups, pd.Series):
+        values, names = [groups.to_numpy()], (str(groups.name) if groups.name is not None
+                                               else "groups",)
+    else:
+        arr = np.asarray(groups)
+        if arr.ndim == 2 and arr.shape[1] in (1, 2):
+            values = [arr[:, j] for j in range(arr.shape[1])]
+        elif arr.ndim == 1:
+            values = [arr]
+        else:
+            raise ValueError(f"cov_kwds['groups'] must have one label per row (shape (n,)) or "
+                             f"two (shape (n, 2)), got shape {arr.shape}")
+        names = ("groups",) if len(values) == 1 else ("groups[0]", "groups[1]")
+    if not 1 <= len(values) <= 2:
+        raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
+                         f"clustering), got {len(values)}")
+    return [_rows_used(data, np.asarray(v), "cov_kwds['groups']") for v in values], names
+
+
+def _rows_used(data, values: np.ndarray, name: str) -> np.ndarray:
+    """Values given per row of the data passed (or per row used) as those of the rows used."""
+    rows_given = getattr(data, "rows_given", None)
+    if rows_given is not None:
+        return rows_given(values, name)
+    if values.shape[0] != data.nrows:  # a data source that drops no rows
+        raise ValueError(f"{name} has {values.shape[0]} values, but the data have "
+                         f"{data.nrows} rows")
+    return values
+
+
+def sandwich(bread: np.ndarray, scores: np.ndarray, spec: CovSpec, *,
+             hat: np.ndarray | None = None, freq_weights: np.ndarray | None = None,
+             nobs: float | None = None) -> np.ndarray:
+    """The robust covariance ``spec`` asks for, from the unscaled bread and per-row scores.
+
+    Parameters
+    ----------
+    bread : ndarray of shape (k, k)
+        Inverse information of the estimable parameters (no dispersion).
+    scores : ndarray of shape (n_obs, k)
+        Per-row score contributions with the prior weights and no dispersion.
+    spec : CovSpec
+        A robust type (not "nonrobust").
+    hat : ndarray of shape (n_obs,), optional
+        Leverages, for HC2/HC3.
+    freq_weights : ndarray of shape (n_obs,), optional
+        Frequency weights (None when all are 1).
+    nobs : float, optional
+        Number of observations in the n/(n-k) corrections.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+    """
+    return covariance(bread, scores, spec.cov_type,
+                      hat=hat if spec.cov_type in ("HC2", "HC3") else None,
+                      groups=spec.groups, freq_weights=freq_weights, nobs=nobs,
+                      use_correction=spec.use_correction, fix=spec.fix)
+
+
+def freq_or_none(f: np.ndarray) -> np.ndarray | None:
+    """Frequency weights as :func:`sandwich` takes them: None when every weight is 1."""
+    if f.strides == (0,) and f.size and f[0] == 1:
+        return None
+    return None if np.all(f == 1) else np.asarray(f, dtype=float)

@@ -1,0 +1,71 @@
+"""Formula terms of a fitted model and the Wald test of each (``results.wald_test_terms()``).
+
+A term is what a formula adds with ``+``: ``age``, ``C(race)`` (one column per non-reference
+level), ``age:smoke``, ``I(age ** 2)``. Its columns are tested jointly: the statistic
+``b' V^-1 b`` over the term's estimable coefficients (and, for a multinomial logit, over every
+non-reference level), with V the covariance the fit reports (``cov_type``), is chi-squared on
+as many degrees of freedom as coefficients. Array models have one term per column.
+
+References
+----------
+Fox, J. and Weisberg, S. (2019). *An R Companion to Applied Regression*, 3rd ed., §5.3
+(``car::Anova(test.statistic = "Wald")``, ``linearHypothesis``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import linalg, stats
+
+
+def term_columns(data) -> dict[str, list[int]]:
+    """Design-column positions of each formula term, in formula order (array models: one
+    term per column)."""
+    spec = data.spec
+    names = data.exog_names
+    if spec is None:
+        return {name: [j] for j, name in enumerate(names)}
+    out = {}
+    for term, sl in spec.design_info.term_name_slices.items():
+        cols = [names.index(c) for c in spec.column_names[sl] if c in names]
+        if cols:  # a generative model's dropped intercept has none
+            out[term] = cols
+    return out
+
+
+def wald_test_terms(res) -> pd.DataFrame:
+    """Joint Wald chi-squared test of each formula term (see the module docstring).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by term: ``statistic``, ``df`` (the number of estimable coefficients tested)
+        and ``pvalue``. A term whose coefficients are all aliased has df 0 and NaN.
+    """
+    params = res.params
+    multi = isinstance(params, pd.DataFrame)
+    p = params.shape[0]
+    n_levels = params.shape[1] if multi else 1
+    flat = params.to_numpy().T.ravel() if multi else params.to_numpy()
+    cov = res._cov.to_numpy()
+    keep = res._keep
+    rows = []
+    for term, cols in term_columns(res.model.data).items():
+        pos = [lv * p + c for lv in range(n_levels) for c in cols if keep[c]]
+        rows.append((term, *_wald(flat[pos], cov[np.ix_(pos, pos)])))
+    frame = pd.DataFrame(rows, columns=["term", "statistic", "df", "pvalue"])
+    return frame.set_index("term")
+
+
+def _wald(b: np.ndarray, V: np.ndarray) -> tuple[float, int, float]:
+    """b' V^-1 b, its degrees of freedom and p-value (NaN when V is not positive definite)."""
+    k = b.size
+    if k == 0 or not np.all(np.isfinite(V)):
+        return np.nan, k, np.nan
+    try:
+        c = linalg.cho_factor(V, lower=True)
+    except linalg.LinAlgError:
+        return np.nan, k, np.nan
+    w = float(b @ linalg.cho_solve(c, b))
+    return w, k, float(stats.chi2.sf(w, k))
