@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import dask
@@ -61,11 +61,14 @@ class View:
         Replace the design by one column of ones (:meth:`RowBlocks.intercept_only`).
     rows : int or None
         Rows per block (None: :func:`glmclass.blocks.block_rows`).
+    positive : bool
+        Keep only the rows of positive weight.
     """
 
     cols: tuple[int, ...] | None = None
     ones: bool = False
     rows: int | None = None
+    positive: bool = False
 
 
 def partition_blocks(part: tuple, mask: np.ndarray | None, view: View) -> ArrayBlocks:
@@ -76,6 +79,8 @@ def partition_blocks(part: tuple, mask: np.ndarray | None, view: View) -> ArrayB
     b = ArrayBlocks(X, y, w, o, rows=view.rows)
     if view.cols is not None:
         b = b.take_columns(np.asarray(view.cols, dtype=np.intp))
+    if view.positive and w is not None:
+        mask = (w > 0) if mask is None else (np.asarray(mask, dtype=bool) & (w > 0))
     if mask is not None:
         b = b.take_rows(np.asarray(mask, dtype=bool))
     return b
@@ -147,7 +152,7 @@ class DaskBlocks(RowBlocks):
     # --- shape ----------------------------------------------------------------------------------
     @property
     def n_rows(self) -> int:
-        if self._masks is None:
+        if self._masks is None and not self._view.positive:
             return sum(self._lengths)
         if self._kept is None:
             self._kept = int(self.reduce(lambda b: b.X.shape[0], 0))
@@ -197,7 +202,8 @@ class DaskBlocks(RowBlocks):
         if not self._parts:
             return probe
         job = _literal(fn, "map")
-        lengths = self._lengths if self._masks is None else (np.nan,) * len(self._parts)
+        filtered = self._masks is not None or self._view.positive
+        lengths = (np.nan,) * len(self._parts) if filtered else self._lengths
         chunks = [da.from_delayed(delayed(_map_part, pure=False)(job, part, mask, self._view),
                                   shape=(n,) + probe.shape[1:], dtype=probe.dtype)
                   for part, mask, n in zip(self._parts, self._masks_or_none(), lengths,
@@ -226,8 +232,7 @@ class DaskBlocks(RowBlocks):
         if self._view.ones:
             raise ValueError("take_columns on an intercept-only source")
         base = np.arange(self._p) if self._view.cols is None else np.asarray(self._view.cols)
-        view = View(tuple(int(c) for c in base[cols]), False, self._view.rows)
-        return self._derived(_view=view)
+        return self._derived(_view=replace(self._view, cols=tuple(int(c) for c in base[cols])))
 
     def take_rows(self, mask) -> RowBlocks:
         """The rows where ``mask`` is True: a boolean ndarray of shape (n_rows,) or a Dask
@@ -251,11 +256,18 @@ class DaskBlocks(RowBlocks):
         return self._derived(_masks=masks)
 
     def intercept_only(self) -> RowBlocks:
-        return self._derived(_view=View(None, True, self._view.rows))
+        return self._derived(_view=replace(self._view, cols=None, ones=True))
 
     def with_rows(self, rows: int | None) -> DaskBlocks:
         """The same source read in blocks of ``rows`` rows inside each partition."""
-        return self._derived(_view=View(self._view.cols, self._view.ones, rows))
+        return self._derived(_view=replace(self._view, rows=rows))
+
+    def positive_weights(self) -> DaskBlocks:
+        """The rows of positive weight (R's ``glm.fit`` leaves rows of weight 0 out of the
+        fit), selected inside each partition: no mask travels."""
+        new = self._derived(_view=replace(self._view, positive=True))
+        new._kept = None
+        return new
 
     def __repr__(self) -> str:
         return (f"<DaskBlocks: {sum(self._lengths)} x {self.n_cols} in {len(self._parts)} "

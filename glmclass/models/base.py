@@ -215,6 +215,15 @@ class Model:
         self._setup(data, **options)
         object.__setattr__(self, "_frozen", True)
 
+    def _results(self, cls: type) -> type:
+        """The results class to build: ``cls``, or its version for Dask data (the same class
+        with lazy per-row outputs, :mod:`glmclass.results.dask`)."""
+        if getattr(self.data, "partitioned", False):
+            from ..results.dask import on_dask
+
+            return on_dask(cls)
+        return cls
+
     def _setup(self, data: ModelData, **options) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define _setup")
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import dask
 import dask.array as da

@@ -80,7 +80,8 @@ class MLEGLM(GLMBase):
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           hessian="observed" if method == "newton" else "expected")
         fit = self.problem.irls(control, start)
-        results = GLMResults(self, fit, self.problem.null_fit(control), method, information)
+        results = self._results(GLMResults)(self, fit, self.problem.null_fit(control), method,
+                                            information)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
@@ -103,12 +104,15 @@ class MLEGLM(GLMBase):
         if not isinstance(fam, F.Binomial) or not fam.link_stays_inside:
             return None
         keep = ~results._fit.aliased
-        X = self.exog if keep.all() else self.exog[:, keep]  # no copy of X when nothing aliased
         names = tuple(self.exog_names)
-        scale = column_abs_max(self.problem.blocks(X))
+        scale = column_abs_max(self.problem.blocks().take_columns(keep))
         explode = S.exploding(results._fit.coef[keep], results._bare_se(), scale)
         directions = np.zeros(keep.size, dtype=int)
-        decision = S.BINARY.decide(X.shape[0] * X.shape[1], results.converged, explode.any())
+        decision = S.BINARY.decide(self.data.nrows * int(keep.sum()), results.converged,
+                                   explode.any())
+        why = ""
+        if decision == "lp" and getattr(self.data, "partitioned", False):
+            decision, why = "apparent", S.DASK_WHY  # the LP needs X in memory
         if decision == "none":
             return S.Separation(False, "none", (), directions, names)
         if decision == "apparent":
@@ -116,7 +120,8 @@ class MLEGLM(GLMBase):
                                         0)
             columns = tuple(int(j) for j in np.flatnonzero(directions))
             return S.Separation(bool(columns), "apparent" if columns else "none", columns,
-                                directions, names)
+                                directions, names, why=why)
+        X = self.exog if keep.all() else self.exog[:, keep]  # no copy of X when nothing aliased
         found = S.detect_separation(X, self.endog, self.prior_weights)
         directions[keep] = found.directions
         columns = tuple(int(j) for j in np.flatnonzero(directions))
