@@ -51,7 +51,8 @@ class ResponseFacts:
     Attributes
     ----------
     kind : str
-        NumPy dtype kind of the values (``"c"`` for a pandas Categorical).
+        ``"i"`` integers, ``"f"`` other numbers, ``"b"`` booleans, ``"c"`` a pandas
+        Categorical, else the NumPy kind of the labels (``"O"``, ``"U"``).
     categories : list or None
         A Categorical's categories, in order.
     ordered : bool
@@ -73,6 +74,7 @@ class ResponseFacts:
 
     @classmethod
     def of(cls, y) -> ResponseFacts:
+        """The facts of one partition's response values."""
         dt = getattr(y, "dtype", None)
         if isinstance(dt, pd.CategoricalDtype):
             return cls("c", list(dt.categories), bool(dt.ordered),
@@ -80,13 +82,14 @@ class ResponseFacts:
         arr = np.asarray(y)
         kind = arr.dtype.kind
         if kind in "iuf":
+            kind = "i" if kind in "iu" else "f"  # integers keep their labels (1, not 1.0)
             arr = arr.astype(float, copy=False)
             with np.errstate(invalid="ignore"):
                 lo = float(arr.min(initial=np.inf))
                 hi = float(arr.max(initial=-np.inf))
             vals = pd.unique(arr)
             trunc = vals.size > MAX_RESPONSE_VALUES
-            return cls("f", None, False, dict.fromkeys(vals[:MAX_RESPONSE_VALUES].tolist()),
+            return cls(kind, None, False, dict.fromkeys(vals[:MAX_RESPONSE_VALUES].tolist()),
                        trunc, lo, hi)
         return cls(kind, None, False, dict.fromkeys(pd.unique(pd.Series(arr, dtype=object))))
 
@@ -95,11 +98,12 @@ class ResponseFacts:
         trunc = self.truncated or other.truncated
         for v in other.values:
             if v not in vals:
-                if self.kind == "f" and len(vals) >= MAX_RESPONSE_VALUES:
+                if self.kind in "if" and len(vals) >= MAX_RESPONSE_VALUES:
                     trunc = True
                     break
                 vals[v] = None
-        kind = self.kind if self.kind == other.kind else "O"
+        kind = self.kind if self.kind == other.kind else (
+            "f" if {self.kind, other.kind} <= {"i", "f"} else "O")
         return ResponseFacts(kind, self.categories or other.categories,
                              self.ordered or other.ordered, vals, trunc,
                              min(self.lo, other.lo), max(self.hi, other.hi))
@@ -111,9 +115,10 @@ class ResponseFacts:
         vals = list(self.values)
         if self.kind == "c":
             return pd.Categorical(vals, categories=self.categories, ordered=self.ordered)
-        if self.kind == "f":
-            extra = [v for v in (self.lo, self.hi) if np.isfinite(v) or np.isinf(v)]
-            return np.asarray(vals + (extra if vals else []), dtype=float)
+        if self.kind in "if":
+            extra = [self.lo, self.hi] if vals else []  # infinite extremes raise as in memory
+            out = np.asarray(vals + extra, dtype=float)
+            return out.astype(np.int64) if self.kind == "i" else out
         return np.asarray(vals, dtype=object if self.kind != "b" else bool)
 
 

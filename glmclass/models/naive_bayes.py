@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Block
 from ..results.naive_bayes import BernoulliNBResults
 from .data import ModelData
 from .discriminant import GenerativeBase
@@ -52,6 +53,11 @@ class BernoulliNB(GenerativeBase):
 
     def _setup(self, data: ModelData, prior=None) -> None:
         super()._setup(data, prior)
+        if getattr(data, "partitioned", False):  # rows in Dask partitions: one pass
+            from .dask_classes import check_binary_partitions
+
+            check_binary_partitions(data, self.exog_names)
+            return
         check_binary(self.exog, self.exog_names)
 
     def design(self, exog) -> np.ndarray:
@@ -80,9 +86,15 @@ class BernoulliNB(GenerativeBase):
         alpha = float(alpha)
         if not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
-        k = len(self.levels)
-        counts = np.bincount(self.endog, minlength=k).astype(float)
-        ones = np.zeros((k, self.exog.shape[1]))
-        np.add.at(ones, self.endog, self.exog)
+        k, d = len(self.levels), self.exog.shape[1]
+
+        def one(b: Block) -> tuple[np.ndarray, np.ndarray]:
+            """The block's class counts and per-class counts of ones (exact sums of 0/1)."""
+            ones = np.zeros((k, d))
+            np.add.at(ones, b.y, b.X)
+            return np.bincount(b.y, minlength=k).astype(float), ones
+
+        counts, ones = self._blocks().reduce(one, (np.zeros(k), np.zeros((k, d))))
         theta = (ones + alpha) / (counts[:, None] + 2.0 * alpha)
-        return BernoulliNBResults(self, counts, self._priors(counts), theta, alpha)
+        return self._results(BernoulliNBResults)(self, counts, self._priors(counts), theta,
+                                                 alpha)
