@@ -20,6 +20,7 @@ from .. import families as F
 from .. import links as L
 from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
+from ..progress import IterationLog
 from ..results.glm import GLMResults
 from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control
@@ -32,7 +33,8 @@ class MLEGLM(GLMBase):
     """Maximum-likelihood fit of a GLM (the shared ``fit`` of GLM, Logit and Probit)."""
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, start_params=None, on_separation: str = "warn") -> GLMResults:
+            tol: float = 1e-10, start_params=None, on_separation: str = "warn",
+            disp: bool = False) -> GLMResults:
         """Maximum-likelihood fit.
 
         Parameters
@@ -54,6 +56,10 @@ class MLEGLM(GLMBase):
             :class:`~glmclass.SeparationWarning` naming those columns, ``"raise"`` raises
             :class:`~glmclass.PerfectSeparationError`, ``"ignore"`` skips the check
             (``results.separation`` is then None).
+        disp : bool
+            Print one line per iteration: deviance, its relative change, the largest
+            coefficient change, step halvings and the elapsed time
+            (:class:`~glmclass.progress.IterationLog`).
 
         Returns
         -------
@@ -78,7 +84,8 @@ class MLEGLM(GLMBase):
         start = check_start(start_params, self.exog_names)
         fc = fit_control(maxiter, tol)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
-                          hessian="observed" if method == "newton" else "expected")
+                          hessian="observed" if method == "newton" else "expected",
+                          progress=IterationLog("deviance") if disp else None)
         fit = self.problem.irls(control, start)
         results = self._results(GLMResults)(self, fit, self.problem.null_fit(control), method,
                                             information)

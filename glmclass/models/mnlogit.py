@@ -15,6 +15,7 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
 from ..numerics.linalg import aliased_columns
 from ..numerics.separation import Separation
+from ..progress import IterationLog
 from ..results.mnlogit import MNLogitResults
 from ..solvers.gram import column_abs_max, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
@@ -136,7 +138,7 @@ class MNLogit(Model):
         return ArrayBlocks(X, self.codes, self.freq_weights, self.offset, rows=rows)
 
     def fit(self, method: str = "newton", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10) -> MNLogitResults:
+            tol: float = 1e-10, disp: bool = False) -> MNLogitResults:
         """Maximum-likelihood fit by Newton's method with the exact block Hessian.
 
         Parameters
@@ -148,6 +150,8 @@ class MNLogit(Model):
         maxiter : int
         tol : float
             Convergence when ``|dev - dev_old| / (|dev| + 0.1) < tol`` (R's rule).
+        disp : bool
+            Print one line per Newton step (:class:`~glmclass.progress.IterationLog`).
 
         Returns
         -------
@@ -157,10 +161,11 @@ class MNLogit(Model):
         check_option("information", information, ("observed", "expected"))
         fc = fit_control(maxiter, tol)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
+        shown = replace(control, progress=IterationLog("deviance")) if disp else control
         aliased = aliased_columns(weighted_gram(self._blocks()))
         keep = ~aliased
         blocks = self._blocks(keep, objective=True)
-        fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), control)
+        fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
         null = self._null_deviance(control)
         results = self._results(MNLogitResults)(self, fit, keep, null, method, information)
         results.separation = self._separation(keep, blocks, results)
