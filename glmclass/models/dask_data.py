@@ -416,30 +416,10 @@ class DaskModelData(ModelData):
         ``fn(part, *args)`` per partition (run where the partition lives)."""
         return tuple(delayed(fn, pure=False)(p, *args) for p in self.parts)
 
-    def series(self, values: da.Array, name: str | None = None):
-        """A lazy Dask Series of per-row values (chunks: the partitions), indexed by the
-        rows' labels."""
-        import dask.dataframe as dd
-
-        chunks = values.to_delayed().ravel()
-        pieces = [delayed(_labelled, pure=True)(c, p, name)
-                  for c, p in zip(chunks, self.parts, strict=True)]
-        meta = pd.Series(np.empty(0, dtype=values.dtype), name=name)
-        if values.ndim == 2:
-            meta = pd.DataFrame(np.empty((0, values.shape[1]), dtype=values.dtype))
-        return dd.from_delayed(pieces, meta=meta, verify_meta=False)
-
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
     X, y, arrays, index = part
     return (np.ascontiguousarray(X[:, cols]), y, arrays, index)
-
-
-def _labelled(values: np.ndarray, part: tuple, name):
-    index = part[3]
-    if values.ndim == 2:
-        return pd.DataFrame(values, index=index)
-    return pd.Series(values, index=index, name=name)
 
 
 # --- the two entry points -------------------------------------------------------------------------

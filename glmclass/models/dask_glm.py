@@ -202,12 +202,15 @@ class DaskGLMProblem(GLMProblem):
     def loglik(self, eta, nobs: float) -> float:
         """Log-likelihood at ``eta``, a Dask array chunked like the partitions (the results'
         linear predictor); one pass (two for an estimated dispersion)."""
-        eta = eta if isinstance(eta, da.Array) else da.from_array(np.asarray(eta),
-                                                                  chunks=(self.data.lengths,))
-        if eta.chunks[0] != tuple(self.data.lengths):
-            eta = eta.rechunk({0: self.data.lengths})
+        lengths = self.data.lengths
+        filled = tuple(n for n in lengths if n)  # Dask drops empty chunks when concatenating
+        if not isinstance(eta, da.Array):
+            eta = da.from_array(np.asarray(eta), chunks=(filled,))
+        if eta.chunks[0] != filled:
+            eta = eta.rechunk({0: filled})
         chunks = eta.to_delayed().ravel()
-        pairs = [delayed(_both)(p, r) for p, r in zip(self.parts, self.data.parts, strict=True)]
+        pairs = [delayed(_both)(p, r)
+                 for p, r, n in zip(self.parts, self.data.parts, lengths, strict=True) if n]
         fam = self.family
         scale = 1.0
         if not fam.fixed_scale:
