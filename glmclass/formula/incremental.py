@@ -105,6 +105,9 @@ class PartitionDesign:
         Memorised stateful transforms, by factor name.
     names : dict
         The caller's picklable names the formula uses (functions, constants).
+    plain : list or None
+        For a formula of plain numeric columns, each design column's data column (None for
+        the intercept): the design is then built without patsy.
     token : str
         Identifies the recipe (its design is rebuilt once per process).
     """
@@ -115,6 +118,7 @@ class PartitionDesign:
     witness: pd.DataFrame = field(repr=False)
     transforms: dict = field(repr=False)
     names: dict = field(repr=False)
+    plain: list | None = field(default=None, repr=False)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     _info: Any = field(default=None, repr=False, compare=False)
     _env: Any = field(default=None, repr=False, compare=False)
@@ -184,13 +188,24 @@ class PartitionDesign:
         """
         n = len(frame)
         pos = frame.set_axis(pd.RangeIndex(n), axis=0)
-        try:
-            (x,) = patsy.build_design_matrices([self.design_info()], pos, NA_action="drop",
-                                               return_type="dataframe")
-        except patsy.PatsyError as exc:
-            raise ValueError(_patsy_message(exc, self.formula, frame)) from None
-        keep = np.zeros(n, dtype=bool)
-        keep[x.index.to_numpy()] = True
+        # rows with a missing value in a used column are left out before patsy sees them
+        # (patsy's NA_action="drop" on a DataFrame result costs ~5x the matrix itself); NaN
+        # that a transform makes (np.log(-1)) is dropped after, as patsy would
+        keep = ~pos[self.used].isna().to_numpy().any(axis=1) if self.used else np.ones(n, bool)
+        rows = pos if keep.all() else pos[keep]
+        x = self._plain_design(rows) if self.plain is not None else None
+        if x is None:
+            try:
+                (x,) = patsy.build_design_matrices([self.design_info()], rows,
+                                                   NA_action=patsy.NAAction(NA_types=[]))
+            except patsy.PatsyError as exc:
+                raise ValueError(_patsy_message(exc, self.formula, frame)) from None
+            x = np.asarray(x, dtype=float).reshape(len(rows), len(self.column_names))
+        made_nan = np.isnan(x).any(axis=1) if np.isnan(x.sum()) else None
+        if made_nan is not None:
+            keep[np.flatnonzero(keep)[made_nan]] = False
+            x = x[~made_nan]
+        built = keep.copy()  # the rows of x
         y = None
         lhs = self.lhs
         if lhs:
@@ -207,18 +222,50 @@ class PartitionDesign:
                     keep &= ~np.isnan(arr)
         if missing == "raise" and not keep.all():
             raise ValueError(_missing_message(frame, self.used, keep, aligned))
-        rows = np.flatnonzero(keep)
-        exog = np.ascontiguousarray(x.loc[rows].to_numpy(dtype=float)).reshape(
-            len(rows), len(self.column_names))
+        if not keep[built].all():  # a missing response, weight or offset
+            x = x[keep[built]]
+        exog = np.ascontiguousarray(x)
         if y is not None:
-            y = y.iloc[rows]
+            y = y.iloc[np.flatnonzero(keep)]
         return y, exog, keep
+
+    def _plain_design(self, rows: pd.DataFrame) -> np.ndarray | None:
+        """The design of a formula of plain numeric columns (and an intercept) without patsy:
+        the same numbers, ~10x faster than patsy's column-by-column fill. None when a column
+        is not numeric in this piece (patsy then reports it)."""
+        cols = [c for c in self.plain if c is not None]
+        block = rows[cols]
+        if not all(dt.kind in "biuf" for dt in block.dtypes):
+            return None
+        x = np.empty((len(rows), len(self.plain)))
+        ones = [j for j, c in enumerate(self.plain) if c is None]
+        at = [j for j, c in enumerate(self.plain) if c is not None]
+        x[:, ones] = 1.0
+        x[:, at] = block.to_numpy(dtype=float)
+        return x
 
     def spec(self) -> DesignSpec:
         """The :class:`~glmclass.formula.design.DesignSpec` that builds the design of new
         in-memory data (predictions on pandas DataFrames)."""
         return DesignSpec(self.formula, list(self.column_names), self.design_info(),
                           self.witness)
+
+
+def _plain_columns(info, columns: list) -> list | None:
+    """Each design column's data column (None: the intercept) when every term is the
+    intercept or one numeric column taken as it is; else None."""
+    out = []
+    for term in info.terms:
+        if not term.factors:
+            out.append(None)
+            continue
+        (factor,) = term.factors if len(term.factors) == 1 else (None,)
+        fi = info.factor_infos.get(factor)
+        code = getattr(factor, "code", None)
+        if fi is None or fi.type != "numerical" or fi.num_columns != 1 or code not in columns:
+            return None
+        out.append(code)
+    return out if len(out) == len(info.column_names) else None
 
 
 def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
@@ -262,7 +309,8 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
         raise ValueError(f"the formula {formula!r} names something that is not a column of "
                          f"data: {exc}") from None
     design = PartitionDesign(formula, list(info.column_names), used, witness.frame(),
-                             _transform_states(info), _picklable_names(info))
+                             _transform_states(info), _picklable_names(info),
+                             _plain_columns(info, list(columns)))
     design._info = info
     design._env = env
     return design
