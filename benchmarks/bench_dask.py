@@ -17,8 +17,9 @@ fresh child process):
     The same fit on the same rows read into pandas first (the in-memory baseline), and on
     ``dd.from_pandas`` of them (Dask on data already in memory): the overhead of Dask.
 ``run``
-    Everything: writes the datasets, runs each measurement ``--repeats`` times in fresh child
-    processes for OPENBLAS_NUM_THREADS=1 and 2, and prints a summary.
+    The comparisons: writes the 1e6- and 1e7-row datasets if absent, runs ``memory`` on 1e6
+    rows ``--repeats`` times in fresh child processes for OPENBLAS_NUM_THREADS=1 and 2, and
+    ``fit`` on 1e7 rows with 1 and 2 local workers, persisted and re-read.
 
 Example (what ``benchmarks/README.md`` reports)::
 
@@ -172,15 +173,31 @@ def memory(data: str) -> list[dict]:
 
     import glmclass as gc
 
-    dask.config.set(scheduler="threads")
+    import dask.array as da
+    import numpy as np
+
     df = pd.read_parquet(data)
+    y = df["y"].to_numpy()
+    X = np.column_stack([np.ones(len(df)), df[COLS].to_numpy()])
+    parts = len(os.listdir(data))
+    cases = {  # name: (scheduler, model builder)
+        "pandas formula": (None, lambda: gc.Logit.from_formula(FORMULA, df)),
+        "numpy arrays": (None, lambda: gc.Logit(y, X)),
+        "dask arrays, 1 thread": ("sync", lambda: gc.Logit(
+            da.from_array(y, chunks=len(y) // parts),
+            da.from_array(X, chunks=(len(y) // parts, -1)))),
+        "dask from_pandas formula, 1 thread": ("sync", lambda: gc.Logit.from_formula(
+            FORMULA, dd.from_pandas(df, npartitions=parts))),
+        "dask from_pandas formula, 2 threads": ("threads", lambda: gc.Logit.from_formula(
+            FORMULA, dd.from_pandas(df, npartitions=parts))),
+        "dask read_parquet formula, 2 threads": ("threads", lambda: gc.Logit.from_formula(
+            FORMULA, dd.read_parquet(data))),
+    }
     rows = []
-    for kind, frame in (("pandas", df), ("dask-from-pandas", dd.from_pandas(df, npartitions=8)),
-                        ("dask-parquet", None)):
-        build = (lambda f=frame: gc.Logit.from_formula(FORMULA, f)) if frame is not None else (
-            lambda: gc.Logit.from_formula(FORMULA, dd.read_parquet(data)))
-        r = _fit_and_time(build)
-        r.update({"what": "memory", "kind": kind, "rows": len(df)})
+    for kind, (scheduler, build) in cases.items():
+        with dask.config.set(scheduler=scheduler or "sync"):
+            r = _fit_and_time(build)
+        r.update({"what": "memory", "kind": kind, "rows": len(df), "partitions": parts})
         rows.append(r)
     return rows
 
@@ -213,7 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     m = sub.add_parser("memory")
     m.add_argument("--data", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--small", default="/work/bench/dask_1e6")
+    r.add_argument("--small", default="/work/bench_dask/n1e6")
+    r.add_argument("--medium", default="/work/bench_dask/n1e7")
     r.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args(argv)
     if a.cmd == "write":
@@ -226,13 +244,17 @@ def main(argv: list[str] | None = None) -> None:
     else:
         if not os.path.isdir(a.small):
             print(json.dumps(write(1_000_000, a.small, 125_000, 20261122)), flush=True)
+        if not os.path.isdir(a.medium):
+            print(json.dumps(write(10_000_000, a.medium, 625_000, 20261122)), flush=True)
         for threads in (1, 2):
             for _ in range(a.repeats):
                 for row in _child(["memory", "--data", a.small], threads):
                     print(json.dumps(row), flush=True)
-                for workers in (1, 2):
-                    for row in _child(["fit", "--data", a.small, "--workers", str(workers)],
-                                      threads):
+        for _ in range(a.repeats):
+            for workers in (1, 2):
+                for persist in ("auto", "0"):
+                    for row in _child(["fit", "--data", a.medium, "--workers", str(workers),
+                                       "--persist", persist], 1):
                         print(json.dumps(row), flush=True)
 
 
