@@ -289,3 +289,15 @@ def test_import_does_not_import_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_predict_with_an_offset(frame, ddf):
+    f = "count ~ x + C(g)"
+    mem = gc.GLM.from_formula(f, frame, family=F.Poisson(), offset=frame.off).fit()
+    lazy = gc.GLM.from_formula(f, ddf, family=F.Poisson(), offset=ddf.off).fit()
+    got = lazy.predict(ddf, offset=ddf.off)
+    assert isinstance(got, dd.Series)
+    close(got.compute(), mem.predict(frame, offset=frame.off))
+    close(lazy.predict().compute(), mem.predict())
+    with pytest.raises(TypeError, match="Dask Series"):
+        lazy.predict(ddf, offset=frame.off.to_numpy())
