@@ -85,7 +85,7 @@ def _vmhwm() -> int:
     return 0
 
 
-def write(rows: int, out: str, rows_per_file: int, seed: int) -> dict:
+def write(rows: int, out: str, rows_per_file: int, seed: int, first_file: int = 0) -> dict:
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -93,7 +93,7 @@ def write(rows: int, out: str, rows_per_file: int, seed: int) -> dict:
     os.makedirs(out, exist_ok=True)
     beta = 0.3 * np.array([(-1) ** j / np.sqrt(j) for j in range(1, 25)])
     rng = np.random.default_rng(seed)
-    t0, written, k = time.perf_counter(), 0, 0
+    t0, written, k = time.perf_counter(), 0, first_file
     while written < rows:
         n = min(rows_per_file, rows - written)
         X = rng.standard_normal((n, 24))
@@ -106,7 +106,7 @@ def write(rows: int, out: str, rows_per_file: int, seed: int) -> dict:
         k += 1
         del X, eta, y, table
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
-    return {"what": "write", "rows": rows, "files": k, "bytes": size,
+    return {"what": "write", "rows": rows, "files": k - first_file, "bytes": size,
             "seconds": time.perf_counter() - t0}
 
 
@@ -223,6 +223,8 @@ def main(argv: list[str] | None = None) -> None:
     w.add_argument("--out", required=True)
     w.add_argument("--rows-per-file", type=int, default=1_000_000)
     w.add_argument("--seed", type=int, default=20261122)
+    w.add_argument("--first-file", type=int, default=0,
+                   help="number of the first file (to add files to a dataset; use a new seed)")
     f = sub.add_parser("fit")
     f.add_argument("--data", required=True)
     f.add_argument("--workers", type=int, default=0)
@@ -235,7 +237,8 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args(argv)
     if a.cmd == "write":
-        print(json.dumps(write(int(a.rows), a.out, a.rows_per_file, a.seed)), flush=True)
+        print(json.dumps(write(int(a.rows), a.out, a.rows_per_file, a.seed, a.first_file)),
+              flush=True)
     elif a.cmd == "fit":
         print(json.dumps(fit(a.data, a.workers, a.persist)), flush=True)
     elif a.cmd == "memory":
