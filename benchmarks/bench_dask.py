@@ -117,14 +117,52 @@ def _iterations(text: str) -> list[float]:
     return [b - a for a, b in zip([0.0] + times[:-1], times, strict=True)]
 
 
-def _fit_and_time(build) -> dict:
+class _Tee:
+    """Collects the ``disp`` lines and echoes them to stderr as they come (long runs)."""
+
+    def __init__(self, echo: bool) -> None:
+        self.parts, self.echo = [], echo
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        if self.echo:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+
+def _pass_log():
+    """A local-scheduler callback that logs every Dask compute (one pass over the partitions,
+    or a small graph) with its duration and the process's RSS, to stderr."""
+    from dask.callbacks import Callback
+
+    class PassLog(Callback):
+        def _start(self, dsk):
+            self.t0, self.n = time.perf_counter(), len(dsk)
+
+        def _finish(self, dsk, state, errored):
+            sys.stderr.write(f"pass: {self.n} tasks, {time.perf_counter() - self.t0:.2f} s, "
+                             f"rss {_rss_tree() / 1e9:.2f} GB\n")
+            sys.stderr.flush()
+
+    return PassLog()
+
+
+def _fit_and_time(build, echo: bool = False) -> dict:
     import contextlib
-    import io
 
     t0 = time.perf_counter()
     model = build()
     t_build = time.perf_counter() - t0
-    out = io.StringIO()
+    out = _Tee(echo)
+    if echo:
+        sys.stderr.write(f"build: {t_build:.2f} s\n")
     t1 = time.perf_counter()
     with contextlib.redirect_stdout(out):
         res = model.fit(disp=True)
@@ -140,6 +178,8 @@ def _fit_and_time(build) -> dict:
 
 
 def fit(data: str, workers: int, persist: str) -> dict:
+    import contextlib
+
     import dask
     import dask.dataframe as dd
 
@@ -156,8 +196,10 @@ def fit(data: str, workers: int, persist: str) -> dict:
         client = Client(cluster)
     else:
         dask.config.set(scheduler="threads")
-    with PeakSampler() as peak:
-        out = _fit_and_time(lambda: gc.Logit.from_formula(FORMULA, dd.read_parquet(data)))
+    log = contextlib.nullcontext() if workers else _pass_log()
+    with PeakSampler() as peak, log:
+        out = _fit_and_time(lambda: gc.Logit.from_formula(FORMULA, dd.read_parquet(data)),
+                            echo=True)
     out.update({"what": "fit", "data": data, "workers": workers, "persist": persist,
                 "peak_rss_tree": peak.peak, "vmhwm_self": _vmhwm()})
     if client is not None:
@@ -168,13 +210,12 @@ def fit(data: str, workers: int, persist: str) -> dict:
 
 def memory(data: str) -> list[dict]:
     import dask
+    import dask.array as da
     import dask.dataframe as dd
+    import numpy as np
     import pandas as pd
 
     import glmclass as gc
-
-    import dask.array as da
-    import numpy as np
 
     df = pd.read_parquet(data)
     y = df["y"].to_numpy()

@@ -15,6 +15,7 @@ checking that the columns come out the same.
 
 from __future__ import annotations
 
+import types
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,10 +26,10 @@ import pandas as pd
 import patsy
 
 from .design import (
+    _IDENT,
     DesignSpec,
     _missing_message,
     _patsy_message,
-    _picklable_names,
     _referenced_columns,
     _response,
     _with_numpy,
@@ -251,6 +252,29 @@ class PartitionDesign:
                           self.witness)
 
 
+def _formula_names(formula: str, env: patsy.EvalEnvironment) -> dict:
+    """The caller's names that the formula uses (functions, constants), except modules (numpy
+    is always there) and what cannot be pickled: they travel with the recipe. Only names in
+    the formula are looked at, so nothing else in the caller's scope is pickled."""
+    import cloudpickle
+
+    out = {}
+    for name in dict.fromkeys(_IDENT.findall(formula)):
+        head = name.split(".")[0]
+        try:
+            value = env.namespace[head]
+        except KeyError:
+            continue
+        if isinstance(value, types.ModuleType):
+            continue
+        try:
+            cloudpickle.dumps(value)
+        except Exception:  # noqa: BLE001 - anything unpicklable stays on the client
+            continue
+        out[head] = value
+    return out
+
+
 def _plain_columns(info, columns: list) -> list | None:
     """Each design column's data column (None: the intercept) when every term is the
     intercept or one numeric column taken as it is; else None."""
@@ -309,7 +333,7 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
         raise ValueError(f"the formula {formula!r} names something that is not a column of "
                          f"data: {exc}") from None
     design = PartitionDesign(formula, list(info.column_names), used, witness.frame(),
-                             _transform_states(info), _picklable_names(info),
+                             _transform_states(info), _formula_names(formula, env),
                              _plain_columns(info, list(columns)))
     design._info = info
     design._env = env

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
+from ..blocks_dask import _literal
 from ..formula.incremental import PartitionDesign, learn_design
 from .base import is_dask  # noqa: F401 - re-exported for the results layer
 from .data import ModelData
@@ -569,7 +570,8 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
 
     recipe = learn_design(formula, pieces, list(data.columns), eval_env)
     delayed_frames = frame.to_delayed()
-    parts = [delayed(_formula_part, pure=True)(f, recipe, {k: v[i] for k, v in aligned.items()},
+    shared = _literal(recipe, "recipe")  # one node: sent once per worker, not per partition
+    parts = [delayed(_formula_part, pure=True)(f, shared, {k: v[i] for k, v in aligned.items()},
                                                missing)
              for i, f in enumerate(delayed_frames)]
     p = len(recipe.column_names)
