@@ -121,10 +121,13 @@ def _response_key(res) -> str:
     A classifier's response is compared as a partition of the rows (the labels numbered by
     first appearance), so ``y`` and ``y == 1``, 0/1 and "no"/"yes", or two level orders of one
     column are the same response; proportions and other numeric responses are compared by value,
-    with the binomial trials.
+    with the binomial trials. On Dask data the response is identified by its column name and
+    the rows (it is never brought to the client).
     """
     m = res.model
     values = m.data.endog
+    if getattr(m.data, "partitioned", False):  # Dask: the response stays in the partitions
+        return hashlib.sha1(f"{m.data.endog_name}\0{res._row_key}".encode()).hexdigest()
     if getattr(m, "levels", None) is not None:
         codes, _ = pd.factorize(np.asarray(values, dtype=object))
         return _digest(codes.astype(np.int64))

@@ -127,6 +127,17 @@ def check_weights(arrays: Mapping) -> None:
             raise ValueError(f"{key} are all zero: no row would take part in the fit")
 
 
+def is_dask(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection (checked without importing Dask): such data go
+    through :mod:`glmclass.models.dask_data`."""
+    return type(obj).__module__.split(".")[0] == "dask"
+
+
+def has_dask(*objs: Any) -> bool:
+    """Whether any of ``objs`` is a Dask collection."""
+    return any(is_dask(o) for o in objs)
+
+
 def _overrides_above() -> int:
     """How many ``from_formula`` overrides of model subclasses (each calling ``super()``) stand
     between :meth:`Model.from_formula` and the user's frame: the formula's names are the
@@ -160,6 +171,11 @@ class Model:
 
     def __init__(self, endog, exog, missing: str = "drop", **options) -> None:
         rows = {k: options.pop(k, None) for k in self._row_args}
+        if has_dask(endog, exog, *rows.values()):  # rows in the partitions of Dask collections
+            from .dask_data import from_dask_arrays
+
+            self._construct(from_dask_arrays(endog, exog, missing, **rows), options)
+            return
         self._construct(from_arrays(endog, exog, missing, **rows), options)
 
     @classmethod
@@ -184,7 +200,10 @@ class Model:
         """
         env = capture_env(eval_env, 1 + _overrides_above())
         rows = {k: options.pop(k, None) for k in cls._row_args}
-        md = from_formula(formula, data, missing, env, **rows)
+        build = from_formula
+        if is_dask(data):  # a Dask DataFrame: the design is built partition by partition
+            from .dask_data import from_dask_formula as build
+        md = build(formula, data, missing, env, **rows)
         if cls._features_only:
             md = md.without_intercept()
         self = cls.__new__(cls)
@@ -195,6 +214,15 @@ class Model:
         self.data = data
         self._setup(data, **options)
         object.__setattr__(self, "_frozen", True)
+
+    def _results(self, cls: type) -> type:
+        """The results class to build: ``cls``, or its version for Dask data (the same class
+        with lazy per-row outputs, :mod:`glmclass.results.dask`)."""
+        if getattr(self.data, "partitioned", False):
+            from ..results.dask import on_dask
+
+            return on_dask(cls)
+        return cls
 
     def _setup(self, data: ModelData, **options) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define _setup")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from .. import links as L
 from ..errors import ConvergenceWarning
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
+from ..progress import IterationLog
 from ..results.bayes import BayesGLMResults
 from ..solvers.irls import Control, IRLSFit, Penalty
 from .base import check_option, check_start, fit_control
@@ -121,7 +122,7 @@ class BayesBinary(GLMBase):
     # --- fitting -----------------------------------------------------------------------------
     def fit(self, maxiter: int = 50, tol: float = 1e-10, optimize_prior: bool | str = False,
             groups=None, information: str = "observed",
-            start_params=None) -> BayesGLMResults:
+            start_params=None, disp: bool = False) -> BayesGLMResults:
         """Posterior mode by penalised IRLS and the Laplace posterior around it.
 
         Parameters
@@ -145,6 +146,9 @@ class BayesBinary(GLMBase):
             Laplace approximation) or the Fisher information (as ``arm::bayesglm``). The two
             agree for the logit link. The evidence always uses the observed Hessian.
         start_params : array-like of shape (p,), optional
+        disp : bool
+            Print one line per iteration of the posterior-mode fit at the final prior
+            (:class:`~glmclass.progress.IterationLog`).
 
         Returns
         -------
@@ -161,11 +165,13 @@ class BayesBinary(GLMBase):
             method = "direct" if optimize_prior is True else optimize_prior
             precision, opt = self._optimize(precision, codes, len(group_names), method,
                                             control, start_params)
+        if disp:
+            control = replace(control, progress=IterationLog("-2 log posterior"))
         post = self._posterior(precision, control, start_params, information)
         self._warn_aliased(post.fit.aliased)
         self._warn_convergence(post.fit, "IRLS (posterior mode)")
-        return BayesGLMResults(self, post, self.problem.null_fit(control), codes, group_names,
-                               opt, information)
+        return self._results(BayesGLMResults)(self, post, self.problem.null_fit(control), codes,
+                                              group_names, opt, information)
 
     def _groups(self, groups) -> tuple[np.ndarray, list]:
         """Group code of each column (-1: prior held fixed) and the group names."""

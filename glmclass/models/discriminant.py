@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..blocks import ArrayBlocks
+from ..blocks import ArrayBlocks, RowBlocks
 from ..numerics import discriminant as nd
 from ..numerics.linalg import NotPositiveDefinite
 from ..results.discriminant import LDAResults, QDAResults
@@ -86,6 +86,11 @@ class GenerativeBase(Model):
         super().__init__(endog, exog, missing, prior=prior)
 
     def _setup(self, data: ModelData, prior=None) -> None:
+        if getattr(data, "partitioned", False):  # rows in Dask partitions
+            from .dask_classes import generative_setup
+
+            generative_setup(self, data, prior)
+            return
         check_finite(data)
         if data.exog.shape[1] == 0:
             raise ValueError(f"{type(self).__name__} needs at least one feature; the design has "
@@ -99,9 +104,15 @@ class GenerativeBase(Model):
     def nobs(self) -> int:
         return int(self.exog.shape[0])
 
-    def _blocks(self) -> ArrayBlocks:
+    def _blocks(self) -> RowBlocks:
         """The features as a block source, with the class codes as the response."""
-        return ArrayBlocks(self.exog, self.endog)
+        source = self.__dict__.get("_dask_source")  # Dask partitions
+        return source if source is not None else ArrayBlocks(self.exog, self.endog)
+
+    def _check_in_memory(self, what: str) -> None:
+        if "_dask_source" in self.__dict__:
+            raise NotImplementedError(f"{what} needs every row at once and is not available "
+                                      "for Dask data; fit on a pandas DataFrame (or a sample)")
 
     def _moments(self) -> nd.ClassMoments:
         return nd.class_moments(self._blocks(), len(self.levels))
@@ -201,6 +212,7 @@ class LDA(GenerativeBase):
         if unbiased and n <= k:
             raise ValueError(f"cov='unbiased' divides by N - K = {n - k}; use cov='mle'")
         if cv:
+            self._check_in_memory("cv=True (leave-one-out posteriors)")
             self._check_cv(m.counts)
         if shrinkage == "ledoit-wolf":
             fourth = nd.residual_fourth_moment(self._blocks(), m.means)
@@ -213,7 +225,7 @@ class LDA(GenerativeBase):
         if cv:
             loo = nd.lda_loo_log_posterior(self.exog, self.endog, m.means, m.counts, sph,
                                            np.log(prior), unbiased)
-        return LDAResults(self, m, prior, sigma, sph, cov, intensity, loo)
+        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, loo)
 
     @staticmethod
     def _intensity(shrinkage) -> float:
@@ -289,6 +301,8 @@ class QDA(GenerativeBase):
         if cv and (lam or gam):
             raise ValueError("cv=True gives leave-one-out posteriors without regularisation "
                              "only; drop reg_lambda/reg_gamma or cv")
+        if cv:
+            self._check_in_memory("cv=True (leave-one-out posteriors)")
         m = self._moments()
         n, k, dim = self.nobs, len(self.levels), self.exog.shape[1]
         self._check_sizes(m.counts, dim, unbiased, lam, cv)
@@ -308,7 +322,7 @@ class QDA(GenerativeBase):
         if cv:
             loo = nd.qda_loo_log_posterior(self.exog, self.endog, m.means, m.counts, sphs,
                                            np.log(prior), unbiased)
-        return QDAResults(self, m, prior, covs, sphs, cov, lam, gam, loo)
+        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, loo)
 
     def _check_sizes(self, counts: np.ndarray, dim: int, unbiased: bool, lam: float,
                      cv: bool) -> None:

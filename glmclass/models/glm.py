@@ -20,6 +20,7 @@ from .. import families as F
 from .. import links as L
 from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
+from ..progress import IterationLog
 from ..results.glm import GLMResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
@@ -36,8 +37,8 @@ class MLEGLM(GLMBase):
 
     def fit(self, method: str = "irls", information: str = "observed", maxiter: int = 50,
             tol: float = 1e-10, start_params=None, on_separation: str = "warn",
-            cov_type: str = "nonrobust", cov_kwds: dict | None = None, *,
-            learning_rate: float | None = None, schedule: str = "constant",
+            cov_type: str = "nonrobust", cov_kwds: dict | None = None, disp: bool = False,
+            *, learning_rate: float | None = None, schedule: str = "constant",
             batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
             seed=None, variance_reduction: bool = True) -> GLMResults:
         """Maximum-likelihood fit.
@@ -82,6 +83,10 @@ class MLEGLM(GLMBase):
             formula's DataFrame; two columns or names for two-way clustering; rows dropped for
             missing values are dropped from the groups too), ``use_correction=True``,
             ``fix=False`` (see :func:`glmclass.numerics.covariance.covariance`).
+        disp : bool
+            Print one line per iteration: deviance, its relative change, the largest
+            coefficient change, step halvings and the elapsed time
+            (:class:`~glmclass.progress.IterationLog`).
 
         Returns
         -------
@@ -110,11 +115,12 @@ class MLEGLM(GLMBase):
         fc = fit_control(maxiter, tol)
         cov = cov_spec(self.data, cov_type, cov_kwds)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
-                          hessian="observed" if method == "newton" else "expected")
+                          hessian="observed" if method == "newton" else "expected",
+                          progress=IterationLog("deviance") if disp else None)
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
-        results = GLMResults(self, fit, self.problem.null_fit(control), method, information,
-                             cov)
+        results = self._results(GLMResults)(self, fit, self.problem.null_fit(control), method,
+                                            information, cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
@@ -142,18 +148,22 @@ class MLEGLM(GLMBase):
         if not isinstance(fam, F.Binomial) or not fam.link_stays_inside:
             return None
         keep = ~results._fit.aliased
-        X = self.exog if keep.all() else self.exog[:, keep]  # no copy of X when nothing aliased
         names = tuple(self.exog_names)
-        scale = column_abs_max(self.problem.blocks(X))
+        scale = column_abs_max(self.problem.blocks().take_columns(keep))
         explode = S.exploding(results._fit.coef[keep], results._bare_se(), scale)
         directions = np.zeros(keep.size, dtype=int)
-        cells = X.shape[0] * X.shape[1]
+        cells = self.data.nrows * int(keep.sum())
         symptoms = bool(explode.any())
-        if not symptoms and results.converged and cells <= S.BINARY.probability_cells:
+        partitioned = getattr(self.data, "partitioned", False)
+        if (not symptoms and not partitioned and results.converged
+                and cells <= S.BINARY.probability_cells):
             pos = self.prior_weights > 0
             mu = fam.link.inverse(results._eta if pos.all() else results._eta[pos])
             symptoms = S.BINARY.extreme(cells, mu)
         decision = S.BINARY.decide(cells, results.converged, symptoms)
+        why = ""
+        if decision == "lp" and partitioned:
+            decision, why = "apparent", S.DASK_WHY  # the LP needs X in memory
         if decision == "none":
             return S.Separation(False, "none", (), directions, names)
         if decision == "apparent":
@@ -161,7 +171,8 @@ class MLEGLM(GLMBase):
                                         0)
             columns = tuple(int(j) for j in np.flatnonzero(directions))
             return S.Separation(bool(columns), "apparent" if columns else "none", columns,
-                                directions, names)
+                                directions, names, why=why)
+        X = self.exog if keep.all() else self.exog[:, keep]  # no copy of X when nothing aliased
         found = S.detect_separation(X, self.endog, self.prior_weights)
         directions[keep] = found.directions
         columns = tuple(int(j) for j in np.flatnonzero(directions))

@@ -22,7 +22,7 @@ import numpy as np
 from .. import families as F
 from ..blocks import ArrayBlocks, Block, RowBlocks
 from ..errors import ConvergenceWarning, RankDeficientWarning
-from ..solvers.gram import weighted_gram
+from ..solvers.gram import column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .base import Model, check_weights
 from .data import ModelData, check_finite
@@ -35,7 +35,8 @@ def constant(value: float, n: int) -> np.ndarray:
 
 
 def _is_constant(a: np.ndarray) -> bool:
-    return a.strides == (0,)
+    # a broadcast view; NumPy gives an empty array stride 0 too, and it has no value to read
+    return a.strides == (0,) and a.shape[0] > 0
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,12 @@ class GLMBase(Model):
     problem: GLMProblem
 
     def _set_problem(self, data: ModelData, family: F.Family) -> None:
-        self.problem = GLMProblem.build(data, family)
+        build = GLMProblem.build
+        if getattr(data, "partitioned", False):  # rows in Dask partitions
+            from .dask_glm import DaskGLMProblem
+
+            build = DaskGLMProblem.build
+        self.problem = build(data, family)
 
     # --- read-only views ----------------------------------------------------------------------
     @property
@@ -261,8 +267,8 @@ class GLMBase(Model):
         if not aliased.any():
             return
         names = [n for n, a in zip(self.exog_names, aliased, strict=True) if a]
-        zero = [n for n, z in zip(self.exog_names, ~self.exog.any(axis=0), strict=True)
-                if z and n in names]
+        empty = column_abs_max(self.problem.blocks()) == 0  # one pass, no n x p temporary
+        zero = [n for n, z in zip(self.exog_names, empty, strict=True) if z and n in names]
         why = ("is a linear combination" if len(names) == 1 else "are linear combinations")
         why += " of earlier columns (on the rows with positive weight)"
         if zero:

@@ -126,14 +126,15 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Gr
                        learning_rate=run.learning_rate)
 
 
-def multinomial_fit(model, X: np.ndarray, start: np.ndarray, method: str,
+def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
                     options: dict) -> MultinomialGradientFit:
-    """Fit an :class:`~glmclass.MNLogit` on its kept columns ``X`` by a gradient method; the
-    record carries the exact Hessian at the point reached (for the covariance)."""
+    """Fit an :class:`~glmclass.MNLogit` on its kept columns (mask ``keep``) by a gradient
+    method; the record carries the exact Hessian at the point reached (for the covariance)."""
+    X = model.exog if keep.all() else np.ascontiguousarray(model.exog[:, keep])
     pos = model.freq_weights > 0
     Xp = X if pos.all() else X[pos]
     y, w, off = (np.asarray(a)[pos] for a in (model.codes, model.freq_weights, model.offset))
-    blocks = model._blocks(X, objective=True)
+    blocks = model._blocks(keep, objective=True)
     if not pos.all():
         blocks = blocks.take_rows(pos)
     control = G.gradient_control(method, Xp.shape[0], **options)

@@ -15,6 +15,7 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ..blocks import ArrayBlocks, RowBlocks, block_rows
 from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
 from ..numerics.separation import Separation
+from ..progress import IterationLog
 from ..results.mnlogit import MNLogitResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
@@ -30,7 +32,7 @@ from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, new
 from ..solvers.rank import aliased_design_columns
 from . import gradient_fit as GF
 from .base import Model, check_option, check_weights, fit_control
-from .data import ModelData, check_finite, intercept_index
+from .data import ModelData, check_finite
 from .glm_base import constant
 from .response import levels_of, multiclass_response
 
@@ -86,6 +88,14 @@ class MNLogit(Model):
         super().__init__(endog, exog, missing, ref=ref, freq_weights=freq_weights, offset=offset)
 
     def _setup(self, data: ModelData, ref=None) -> None:
+        if getattr(data, "partitioned", False):  # rows in Dask partitions
+            from .dask_classes import mnlogit_setup
+
+            if data.exog.shape[1] == 0:
+                raise ValueError("the design has no columns: add an intercept or predictors "
+                                 "(e.g. 'y ~ 1' for the intercept-only model)")
+            mnlogit_setup(self, data, ref)
+            return
         check_finite(data)
         check_weights(data.arrays)
         if data.exog.shape[1] == 0:
@@ -115,18 +125,27 @@ class MNLogit(Model):
         """Number of response levels."""
         return len(self._fit_levels)
 
-    def _blocks(self, X: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
-        """Rows with the codes as response and the frequency weights; ``objective``: blocks
-        sized for the multinomial deviance, whose per-row temporaries are K - 1 times wider."""
-        X = self.exog if X is None else X
-        rows = block_rows((self.K - 1) * X.shape[1]) if objective else None
+    def _blocks(self, keep: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
+        """Rows (the kept columns) with the codes as response and the frequency weights;
+        ``objective``: blocks sized for the multinomial deviance, whose per-row temporaries are
+        K - 1 times wider."""
+        p = self.exog.shape[1] if keep is None else int(np.sum(keep))
+        rows = block_rows((self.K - 1) * p) if objective else None
+        source = self.__dict__.get("_dask_source")
+        if source is not None:  # Dask partitions
+            source = source.with_rows(rows)
+            return source if keep is None else source.take_columns(keep)
+        X = self.exog
+        if keep is not None and not keep.all():
+            X = np.ascontiguousarray(X[:, keep])
         return ArrayBlocks(X, self.codes, self.freq_weights, self.offset, rows=rows)
 
     def fit(self, method: str = "newton", information: str = "observed", maxiter: int = 50,
-            tol: float = 1e-10, cov_type: str = "nonrobust", cov_kwds: dict | None = None, *,
-            learning_rate: float | None = None, schedule: str = "constant",
-            batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
-            seed=None, variance_reduction: bool = True) -> MNLogitResults:
+            tol: float = 1e-10, cov_type: str = "nonrobust", cov_kwds: dict | None = None,
+            disp: bool = False, *, learning_rate: float | None = None,
+            schedule: str = "constant", batch_size: int | None = None,
+            max_epochs: int | None = None, gtol: float = 1e-6, seed=None,
+            variance_reduction: bool = True) -> MNLogitResults:
         """Maximum-likelihood fit by Newton's method with the exact block Hessian.
 
         Parameters
@@ -151,6 +170,8 @@ class MNLogit(Model):
         cov_kwds : dict, optional
             ``"cluster"`` only: ``groups`` (labels, or column names of the formula's
             DataFrame), ``use_correction``, ``fix``; as :meth:`glmclass.GLM.fit`.
+        disp : bool
+            Print one line per Newton step (:class:`~glmclass.progress.IterationLog`).
 
         Returns
         -------
@@ -164,6 +185,7 @@ class MNLogit(Model):
         fc = fit_control(maxiter, tol)
         cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
+        shown = replace(control, progress=IterationLog("deviance")) if disp else control
         rows = self._blocks()
         icpt, gram = self.data.intercept_index, weighted_gram(rows)
         shift = shift_from_gram(gram, icpt)  # large column means: decide on the shifted design
@@ -171,23 +193,28 @@ class MNLogit(Model):
             gram = weighted_gram(rows, shift=shift)
         aliased = aliased_design_columns(rows, gram, shift=shift, intercept=icpt)
         keep = ~aliased
-        X = self.exog if keep.all() else np.ascontiguousarray(self.exog[:, keep])
-        blocks = self._blocks(X, objective=True)
-        fit = (GF.multinomial_fit(self, X, self._start(X), method, grad)
-               if method in GD.METHODS
-               else newton(multinomial_deviance(blocks, self.K), self._start(X), control))
+        blocks = self._blocks(keep, objective=True)
+        if method in GD.METHODS:
+            fit = GF.multinomial_fit(self, keep, self._start(keep), method, grad)
+        else:
+            fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
         null = self._null_deviance(control)
-        results = MNLogitResults(self, fit, keep, null, method, information, cov)
-        results.separation = self._separation(X, blocks, results)
+        results = self._results(MNLogitResults)(self, fit, keep, null, method, information, cov)
+        results.separation = self._separation(keep, blocks, results)
         self._warn(aliased, fit, results.separation, GF.LABELS.get(method, "Newton's method"))
         if cov.robust:
             results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
 
-    def _start(self, X: np.ndarray) -> np.ndarray:
-        """Zeros, with intercepts at the log ratios of the level totals to the reference's."""
-        start = np.zeros((self.K - 1, X.shape[1]))
-        j = intercept_index(X)
+    def _start(self, keep: np.ndarray | None) -> np.ndarray:
+        """Zeros, with intercepts at the log ratios of the level totals to the reference's
+        (``keep``: the kept columns; None for the intercept-only model)."""
+        if keep is None:
+            j, p = 0, 1
+        else:
+            j, p = self.data.intercept_index, int(keep.sum())
+            j = int(np.sum(keep[:j])) if j is not None and keep[j] else None
+        start = np.zeros((self.K - 1, p))
         if j is not None:
             t = self._level_totals
             start[:, j] = np.log(t[1:] / t[0])
@@ -195,39 +222,52 @@ class MNLogit(Model):
 
     def _null_deviance(self, control: NewtonControl) -> float:
         """Intercept-only fit (offset kept), as ``llnull``; without an intercept, eta = offset."""
-        n = self.data.nrows
-        X = constant(1.0, n)[:, None] if self.has_intercept else np.zeros((n, 0))
-        objective = multinomial_deviance(self._blocks(X, objective=True), self.K)
         if not self.has_intercept:
+            none = np.zeros(self.exog.shape[1], dtype=bool)
+            objective = multinomial_deviance(self._blocks(none, objective=True), self.K)
             return objective(np.zeros(0), False)[0]
-        return newton(objective, self._start(np.ones((1, 1))), control).objective
+        ones = self._blocks().intercept_only()
+        source = self.__dict__.get("_dask_source")
+        rows = block_rows(self.K - 1)
+        ones = ones.with_rows(rows) if source is not None else ArrayBlocks(
+            constant(1.0, self.data.nrows)[:, None], self.codes, self.freq_weights,
+            self.offset, rows=rows)
+        objective = multinomial_deviance(ones, self.K)
+        return newton(objective, self._start(None), control).objective
 
     # --- separation ---------------------------------------------------------------------------
-    def _separation(self, X: np.ndarray, blocks: RowBlocks, res: MNLogitResults) -> Separation:
+    def _separation(self, keep: np.ndarray, blocks: RowBlocks,
+                    res: MNLogitResults) -> Separation:
         """The exact LP test when the fit shows the symptoms of separation (no convergence,
         exploding estimates or standard errors, or, when the LP is cheap, fitted probabilities
         numerically 0 or 1); above :data:`~glmclass.numerics.separation.MULTINOMIAL`'s size only
         the symptoms are reported."""
-        k1, p = self.K - 1, X.shape[1]
+        k1, p = self.K - 1, int(keep.sum())
         names = tuple(nm for nm, k in zip(self.exog_names, res._keep, strict=True) if k)
         coef = res._fit.coef  # level-major
         scale = np.tile(column_abs_max(blocks), k1)
         explode = S.exploding(coef, res._bare_se(), scale)
-        pos = self.freq_weights > 0
-        cells = int(pos.sum()) * self.K * p
         symptoms = bool(explode.any())
-        if not symptoms and cells <= CHEAP_LP:
-            _, prob, p0 = softmax_parts((X @ coef.reshape(k1, p).T + self.offset[:, None])[pos])
-            symptoms = min(prob.min(initial=1.0), p0.min(initial=1.0)) < PROB_TRIGGER
         nonref = tuple(self._fit_levels[1:])
-        decision = S.MULTINOMIAL.decide(cells, res.converged, symptoms)
+        why = ""
+        if "_dask_source" in self.__dict__:  # the LP and the probability check need X in memory
+            decision, why = "apparent", S.DASK_WHY
+        else:
+            X = self.exog if keep.all() else self.exog[:, keep]
+            pos = self.freq_weights > 0
+            cells = int(pos.sum()) * self.K * p
+            if not symptoms and cells <= CHEAP_LP:
+                eta = X @ coef.reshape(k1, p).T + self.offset[:, None]
+                _, prob, p0 = softmax_parts(eta[pos])
+                symptoms = min(prob.min(initial=1.0), p0.min(initial=1.0)) < PROB_TRIGGER
+            decision = S.MULTINOMIAL.decide(cells, res.converged, symptoms)
         if decision == "none":
             return S.Separation(False, "none", (), np.zeros((k1, p), dtype=int), names, nonref,
                                 [], self.ref)
         if decision == "apparent":
             d = np.where(explode, np.sign(coef), 0).astype(int).reshape(k1, p)
             return S.Separation(bool(d.any()), "apparent" if d.any() else "none",
-                                _columns(d), d, names, nonref, [], self.ref)
+                                _columns(d), d, names, nonref, [], self.ref, why=why)
         Xp, cp = X[pos], self.codes[pos]
         found = S.detect_separation(_expanded(Xp, cp, self.K), np.ones(Xp.shape[0] * k1))
         d = found.directions.reshape(k1, p)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import Block
 from ..numerics import naive_bayes as nnb
 from ..results.naive_bayes import BernoulliNBResults, GaussianNBResults
 from .data import ModelData
@@ -54,6 +55,11 @@ class BernoulliNB(GenerativeBase):
 
     def _setup(self, data: ModelData, prior=None) -> None:
         super()._setup(data, prior)
+        if getattr(data, "partitioned", False):  # rows in Dask partitions: one pass
+            from .dask_classes import check_binary_partitions
+
+            check_binary_partitions(data, self.exog_names)
+            return
         check_binary(self.exog, self.exog_names)
 
     def design(self, exog) -> np.ndarray:
@@ -82,12 +88,18 @@ class BernoulliNB(GenerativeBase):
         alpha = float(alpha)
         if not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
-        k = len(self.levels)
-        counts = np.bincount(self.endog, minlength=k).astype(float)
-        ones = np.zeros((k, self.exog.shape[1]))
-        np.add.at(ones, self.endog, self.exog)
+        k, d = len(self.levels), self.exog.shape[1]
+
+        def one(b: Block) -> tuple[np.ndarray, np.ndarray]:
+            """The block's class counts and per-class counts of ones (exact sums of 0/1)."""
+            ones = np.zeros((k, d))
+            np.add.at(ones, b.y, b.X)
+            return np.bincount(b.y, minlength=k).astype(float), ones
+
+        counts, ones = self._blocks().reduce(one, (np.zeros(k), np.zeros((k, d))))
         theta = (ones + alpha) / (counts[:, None] + 2.0 * alpha)
-        return BernoulliNBResults(self, counts, self._priors(counts), theta, alpha)
+        return self._results(BernoulliNBResults)(self, counts, self._priors(counts), theta,
+                                                 alpha)
 
 
 class GaussianNB(GenerativeBase):
@@ -157,8 +169,8 @@ class GaussianNB(GenerativeBase):
             eps = smoothing * float(np.var(self.exog, axis=0).max())
             variances = variances + eps
         self._check_variances(variances, m.means, smoothing > 0)
-        return GaussianNBResults(self, m.counts, self._priors(m.counts), m.means, variances,
-                                 cov, smoothing, eps)
+        return self._results(GaussianNBResults)(self, m.counts, self._priors(m.counts), m.means,
+                                                variances, cov, smoothing, eps)
 
     def _check_variances(self, variances: np.ndarray, means: np.ndarray,
                          smoothed: bool) -> None:

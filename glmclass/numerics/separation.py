@@ -77,6 +77,8 @@ class Separation:
         Multinomial models: levels perfectly separated from all the other levels.
     ref : label, optional
         Multinomial models: the reference level.
+    why : str, optional
+        For ``kind="apparent"``: why the exact test was not run (default: the problem's size).
     """
 
     separated: bool
@@ -87,6 +89,7 @@ class Separation:
     equations: tuple = ()
     levels: list = field(default_factory=list)
     ref: Any = None
+    why: str = field(default="", compare=False)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Separation):
@@ -138,9 +141,10 @@ class Separation:
             return self._multinomial_message()
         cols = self._where()
         if self.kind == "apparent":
+            why = self.why or "the design is too large for the exact linear-programming test"
             return (
-                "Apparent separation: the design is too large for the exact linear-programming "
-                f"test, but the estimates or standard errors of {cols} are huge on their "
+                f"Apparent separation: {why}, but the estimates or standard errors of {cols} "
+                "are huge on their "
                 "columns' scale, as when the maximum-likelihood estimate does not exist. Check "
                 "those columns (a level or range where the response never varies), fit "
                 "gc.BayesLogit, or test a subsample with "
@@ -161,8 +165,8 @@ class Separation:
             return (
                 "Apparent separation: the standard errors of these coefficients (log-odds "
                 f"against the reference {self.ref!r}) explode, the sign that the maximum-"
-                f"likelihood estimate does not exist and they are infinite: {self._where()} (the "
-                "exact linear-programming test was skipped for a problem this large). Their "
+                f"likelihood estimate does not exist and they are infinite: {self._where()} ("
+                f"{self.why or _SKIPPED}). Their "
                 "reported values are arbitrary large numbers. Use a penalised or Bayesian model "
                 "(a Gaussian prior, as in gc.BayesLogit, keeps every estimate finite), or merge "
                 "the level or drop the separating columns.")
@@ -183,6 +187,9 @@ class Separation:
                   else "consider gc.BayesLogit.")
         return (f"{self.kind.capitalize()} separation detected: infinite estimates for "
                 f"{self._where()}; {advice}")
+
+
+_SKIPPED = "the exact linear-programming test was skipped for a problem this large"
 
 
 def _none(p: int) -> Separation:
@@ -363,6 +370,10 @@ class SeparationPolicy:
         t = self.probability_trigger
         return bool(prob.min() < t or prob.max() > 1.0 - t)
 
+
+#: Why Dask fits report separation from the fit's symptoms only (``Separation.why``).
+DASK_WHY = ("the data are Dask partitions, where the exact linear-programming test (which needs "
+            "the design in memory) is not run")
 
 #: Binary GLMs: measured 4 ms at 1000 x 5, 11 ms at 2000 x 10, 55 ms at 1e4 x 10, 7 s at 1e6 x 10.
 #: Small designs used to get the LP on every fit (60 % of a fit at 200 x 5); up to the same

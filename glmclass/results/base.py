@@ -17,8 +17,12 @@ def row_key(index: pd.Index, freq_weights: np.ndarray | None, rows: int = 65536)
     compare models fit on different data.
 
     Hashed over blocks of rows: a RangeIndex is never materialised (pandas would cache its
-    values for good) and equals an integer index with the same labels.
+    values for good) and equals an integer index with the same labels. The rows of Dask data
+    carry their fingerprint (hashed partition by partition where they live).
     """
+    fingerprint = getattr(index, "fingerprint", None)
+    if isinstance(fingerprint, str):
+        return fingerprint
     h = hashlib.sha1()
     values = index if isinstance(index, pd.RangeIndex) else index.to_numpy()
     for s in range(0, len(index), rows):

@@ -52,7 +52,7 @@ class GenerativeResults(CriteriaMixin):
         self.df_model = float(k_params)
         self.formula = d.formula
         # unit frequency weights, as a GLM/MNLogit without weights hashes its rows
-        self._row_key = row_key(d.index, np.ones(model.nobs))
+        self._row_key = row_key(d.index, None)
         self._log_prior = np.log(prior)
 
     # subclasses define _log_joint_of(X) -> (n, K) array of ln p(x_n, k)

@@ -35,6 +35,9 @@ class _Scratch(threading.local):
         self.n_cols = n_cols
         self.buf: np.ndarray | None = None
 
+    def __reduce__(self):  # shipped to Dask workers inside a pass's block function: empty
+        return (_Scratch, (self.n_cols,))
+
     def get(self, rows: int) -> np.ndarray:
         if self.buf is None or self.buf.shape[0] < rows:
             self.buf = np.empty((rows, self.n_cols))

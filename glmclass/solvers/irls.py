@@ -37,6 +37,10 @@ class Control:
         Largest number of step halvings in one iteration.
     hessian : {"expected", "observed"}
         Fisher scoring (IRLS) or Newton's method with the exact Hessian.
+    progress : callable, optional
+        ``progress(iteration, objective, step, halvings)`` after each accepted iteration
+        (:class:`glmclass.progress.IterationLog` for ``fit(disp=True)``); ``step`` is the
+        largest change of a coefficient.
 
     The size of a block of rows is the row source's business, not the solver's.
     """
@@ -45,6 +49,7 @@ class Control:
     tol: float = 1e-10
     maxhalf: int = 25
     hessian: str = "expected"
+    progress: Callable[[int, float, float, int], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -306,6 +311,9 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
             break
         history.append(obj)
         converged = abs(obj - obj_old) / (abs(obj) + 0.1) < control.tol
+        if control.progress is not None:
+            moved = coef - (coef_old if coef_old is not None else 0.0)
+            control.progress(it, obj, float(np.max(np.abs(moved[keep]), initial=0.0)), halvings)
         coef_old, obj_old, dev_old, g, r = coef, obj, dev, g_new, r_new
         if converged:
             break

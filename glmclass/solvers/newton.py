@@ -42,11 +42,15 @@ class NewtonControl:
         Convergence when ``|f - f_old| / (|f| + 0.1) < tol`` (R's rule).
     maxhalf : int
         Largest number of step halvings in one iteration.
+    progress : callable, optional
+        ``progress(iteration, objective, step, halvings)`` after each accepted step
+        (``fit(disp=True)``); ``step`` is the largest change of a coefficient.
     """
 
     maxiter: int = 50
     tol: float = 1e-10
     maxhalf: int = 25
+    progress: Callable[[int, float, float, int], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,9 @@ def newton(evaluate: Objective, start: np.ndarray,
             f_new, g_new, h_new = evaluate(new, True)
         history.append(f_new)
         converged = abs(f_new - f) / (abs(f_new) + 0.1) < control.tol
+        if control.progress is not None:
+            control.progress(n_iter, float(f_new), float(np.max(np.abs(new - coef), initial=0.0)),
+                             halvings)
         coef, f, g, h = new, f_new, g_new, h_new
         if converged:
             break

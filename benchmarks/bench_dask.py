@@ -1,0 +1,306 @@
+"""Out-of-core and distributed Logit fits on Dask: time per iteration, total time, peak memory.
+
+Subcommands (each prints JSON lines; ``run`` is the whole benchmark, every measurement in a
+fresh child process):
+
+``write --rows N --out DIR``
+    A Parquet dataset of N rows: y (0/1) and 24 standard-normal float64 features x1..x24,
+    written in files of ``--rows-per-file`` rows (one Dask partition each), never holding more
+    than one file's rows in memory. Logistic truth: intercept -0.5, slopes 0.3 (-1)^j / sqrt(j).
+``fit --data DIR``
+    ``gc.Logit.from_formula("y ~ x1 + ... + x24", dd.read_parquet(DIR)).fit(disp=True)`` with the
+    local threaded scheduler (``--workers 0``) or a LocalCluster of ``--workers`` processes with
+    one thread each; ``--persist`` auto/1/0. Reports the model build time, every iteration's
+    time (from the ``disp`` lines), the fit time and the peak RSS of this process and its
+    children (sampled every 0.1 s; for the threaded scheduler also the kernel's VmHWM).
+``memory --rows N``
+    The same fit on the same rows read into pandas first (the in-memory baseline), and on
+    ``dd.from_pandas`` of them (Dask on data already in memory): the overhead of Dask.
+``run``
+    The comparisons: writes the 1e6- and 1e7-row datasets if absent, runs ``memory`` on 1e6
+    rows ``--repeats`` times in fresh child processes for OPENBLAS_NUM_THREADS=1 and 2, and
+    ``fit`` on 1e7 rows with 1 and 2 local workers, persisted and re-read.
+
+Example (what ``benchmarks/README.md`` reports)::
+
+    python benchmarks/bench_dask.py write --rows 1000000 --out /work/bench/dask_1e6
+    python benchmarks/bench_dask.py memory --data /work/bench/dask_1e6
+    python benchmarks/bench_dask.py fit --data /work/bench/dask_1e6 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+
+COLS = [f"x{j}" for j in range(1, 25)]
+FORMULA = "y ~ " + " + ".join(COLS)
+
+
+def _rss_tree() -> int:
+    import psutil
+
+    me = psutil.Process()
+    total = 0
+    for p in [me] + me.children(recursive=True):
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+class PeakSampler:
+    """Peak of the summed RSS of this process and its children, sampled every ``dt`` s."""
+
+    def __init__(self, dt: float = 0.1) -> None:
+        self.dt, self.peak, self._stop = dt, 0, threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, _rss_tree())
+            self._stop.wait(self.dt)
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
+        self.peak = max(self.peak, _rss_tree())
+
+
+def _vmhwm() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def write(rows: int, out: str, rows_per_file: int, seed: int, first_file: int = 0) -> dict:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(out, exist_ok=True)
+    beta = 0.3 * np.array([(-1) ** j / np.sqrt(j) for j in range(1, 25)])
+    rng = np.random.default_rng(seed)
+    t0, written, k = time.perf_counter(), 0, first_file
+    while written < rows:
+        n = min(rows_per_file, rows - written)
+        X = rng.standard_normal((n, 24))
+        eta = X @ beta - 0.5
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-eta))).astype(np.int8)
+        table = pa.table({"y": y, **{c: X[:, j] for j, c in enumerate(COLS)}})
+        pq.write_table(table, os.path.join(out, f"part-{k:05d}.parquet"), compression="none",
+                       row_group_size=n)
+        written += n
+        k += 1
+        del X, eta, y, table
+    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    return {"what": "write", "rows": rows, "files": k - first_file, "bytes": size,
+            "seconds": time.perf_counter() - t0}
+
+
+def _iterations(text: str) -> list[float]:
+    """Per-iteration times from ``fit(disp=True)`` output (differences of the time column)."""
+    times = [float(m.group(1)) for m in re.finditer(r"^\s*\d+\s+\S+\s+\S+\s+\S+\s+\d+\s+(\S+)$",
+                                                      text, re.M)]
+    return [b - a for a, b in zip([0.0] + times[:-1], times, strict=True)]
+
+
+class _Tee:
+    """Collects the ``disp`` lines and echoes them to stderr as they come (long runs)."""
+
+    def __init__(self, echo: bool) -> None:
+        self.parts, self.echo = [], echo
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        if self.echo:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+
+def _pass_log():
+    """A local-scheduler callback that logs every Dask compute (one pass over the partitions,
+    or a small graph) with its duration and the process's RSS, to stderr."""
+    from dask.callbacks import Callback
+
+    class PassLog(Callback):
+        def _start(self, dsk):
+            self.t0, self.n = time.perf_counter(), len(dsk)
+
+        def _finish(self, dsk, state, errored):
+            sys.stderr.write(f"pass: {self.n} tasks, {time.perf_counter() - self.t0:.2f} s, "
+                             f"rss {_rss_tree() / 1e9:.2f} GB\n")
+            sys.stderr.flush()
+
+    return PassLog()
+
+
+def _fit_and_time(build, echo: bool = False) -> dict:
+    import contextlib
+
+    t0 = time.perf_counter()
+    model = build()
+    t_build = time.perf_counter() - t0
+    out = _Tee(echo)
+    if echo:
+        sys.stderr.write(f"build: {t_build:.2f} s\n")
+    t1 = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        res = model.fit(disp=True)
+    t_fit = time.perf_counter() - t1
+    # the results' llf is computed lazily: one more pass, timed on its own
+    t2 = time.perf_counter()
+    llf = float(res.llf)
+    t_llf = time.perf_counter() - t2
+    its = _iterations(out.getvalue())
+    return {"build_s": t_build, "fit_s": t_fit, "llf_s": t_llf, "n_iter": res.n_iter,
+            "iter_s": its, "deviance": float(res.deviance), "llf": llf,
+            "params": [float(v) for v in res.params]}
+
+
+def fit(data: str, workers: int, persist: str) -> dict:
+    import contextlib
+
+    import dask
+    import dask.dataframe as dd
+
+    import glmclass as gc
+    import glmclass.models.dask_data as D
+
+    D.PERSIST = persist
+    client = cluster = None
+    if workers:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit="8GiB")
+        client = Client(cluster)
+    else:
+        dask.config.set(scheduler="threads")
+    log = contextlib.nullcontext() if workers else _pass_log()
+    with PeakSampler() as peak, log:
+        out = _fit_and_time(lambda: gc.Logit.from_formula(FORMULA, dd.read_parquet(data)),
+                            echo=True)
+    out.update({"what": "fit", "data": data, "workers": workers, "persist": persist,
+                "peak_rss_tree": peak.peak, "vmhwm_self": _vmhwm()})
+    if client is not None:
+        client.close()
+        cluster.close()
+    return out
+
+
+def memory(data: str) -> list[dict]:
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+    import numpy as np
+    import pandas as pd
+
+    import glmclass as gc
+
+    df = pd.read_parquet(data)
+    y = df["y"].to_numpy()
+    X = np.column_stack([np.ones(len(df)), df[COLS].to_numpy()])
+    parts = len(os.listdir(data))
+    cases = {  # name: (scheduler, model builder)
+        "pandas formula": (None, lambda: gc.Logit.from_formula(FORMULA, df)),
+        "numpy arrays": (None, lambda: gc.Logit(y, X)),
+        "dask arrays, 1 thread": ("sync", lambda: gc.Logit(
+            da.from_array(y, chunks=len(y) // parts),
+            da.from_array(X, chunks=(len(y) // parts, -1)))),
+        "dask from_pandas formula, 1 thread": ("sync", lambda: gc.Logit.from_formula(
+            FORMULA, dd.from_pandas(df, npartitions=parts))),
+        "dask from_pandas formula, 2 threads": ("threads", lambda: gc.Logit.from_formula(
+            FORMULA, dd.from_pandas(df, npartitions=parts))),
+        "dask read_parquet formula, 2 threads": ("threads", lambda: gc.Logit.from_formula(
+            FORMULA, dd.read_parquet(data))),
+    }
+    rows = []
+    for kind, (scheduler, build) in cases.items():
+        with dask.config.set(scheduler=scheduler or "sync"):
+            r = _fit_and_time(build)
+        r.update({"what": "memory", "kind": kind, "rows": len(df), "partitions": parts})
+        rows.append(r)
+    return rows
+
+
+def _child(args: list[str], threads: int) -> list[dict]:
+    import subprocess
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, __file__] + args, env=env, capture_output=True,
+                         text=True, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    for r in rows:
+        r["blas_threads"] = threads
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("--rows", type=float, required=True)
+    w.add_argument("--out", required=True)
+    w.add_argument("--rows-per-file", type=int, default=1_000_000)
+    w.add_argument("--seed", type=int, default=20261122)
+    w.add_argument("--first-file", type=int, default=0,
+                   help="number of the first file (to add files to a dataset; use a new seed)")
+    f = sub.add_parser("fit")
+    f.add_argument("--data", required=True)
+    f.add_argument("--workers", type=int, default=0)
+    f.add_argument("--persist", default="auto")
+    m = sub.add_parser("memory")
+    m.add_argument("--data", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--small", default="/work/bench_dask/n1e6")
+    r.add_argument("--medium", default="/work/bench_dask/n1e7")
+    r.add_argument("--repeats", type=int, default=3)
+    a = ap.parse_args(argv)
+    if a.cmd == "write":
+        print(json.dumps(write(int(a.rows), a.out, a.rows_per_file, a.seed, a.first_file)),
+              flush=True)
+    elif a.cmd == "fit":
+        print(json.dumps(fit(a.data, a.workers, a.persist)), flush=True)
+    elif a.cmd == "memory":
+        for row in memory(a.data):
+            print(json.dumps(row), flush=True)
+    else:
+        if not os.path.isdir(a.small):
+            print(json.dumps(write(1_000_000, a.small, 125_000, 20261122)), flush=True)
+        if not os.path.isdir(a.medium):
+            print(json.dumps(write(10_000_000, a.medium, 625_000, 20261122)), flush=True)
+        for threads in (1, 2):
+            for _ in range(a.repeats):
+                for row in _child(["memory", "--data", a.small], threads):
+                    print(json.dumps(row), flush=True)
+        for _ in range(a.repeats):
+            for workers in (1, 2):
+                for persist in ("auto", "0"):
+                    for row in _child(["fit", "--data", a.medium, "--workers", str(workers),
+                                       "--persist", persist], 1):
+                        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""A row-block source over the partitions of Dask collections: the out-of-core
+:class:`~glmclass.blocks.RowBlocks`.
+
+Each partition evaluates (on a Dask worker, or a thread of the local scheduler) to a tuple
+``(X, y, weights, offset)`` of NumPy arrays and is read as an
+:class:`~glmclass.blocks.ArrayBlocks`, so the per-block code of the solvers runs unchanged where
+the partition lives. :meth:`DaskBlocks.reduce` folds every partition with the caller's ``fn`` and
+``combine`` and merges the partial results in a tree (fan-in :data:`SPLIT_EVERY`): only p x p
+pieces travel, never rows. One call is one ``dask.compute``. :meth:`DaskBlocks.map` returns a
+lazy Dask array.
+
+This module imports Dask; it is imported only when a model is given Dask data, so
+``import glmclass`` never imports Dask.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import dask
+import dask.array as da
+import numpy as np
+from dask import delayed
+from dask.delayed import Delayed
+
+from .blocks import ArrayBlocks, Block, RowBlocks, add
+
+T = TypeVar("T")
+
+#: Partial results merged per task of the combining tree.
+SPLIT_EVERY = 8
+
+
+class _Empty:
+    """Marker of a partition (or subtree) without rows: it takes no part in ``combine``, so a
+    reduction whose ``zero`` is not an identity (e.g. ``None``) still works with empty
+    partitions."""
+
+    def __reduce__(self) -> str:
+        return "EMPTY"
+
+    def __repr__(self) -> str:
+        return "EMPTY"
+
+
+EMPTY = _Empty()
+
+
+@dataclass(frozen=True)
+class View:
+    """How a partition's ArrayBlocks is derived from its arrays (small and picklable).
+
+    Attributes
+    ----------
+    cols : ndarray of int or None
+        Kept design columns (None: all).
+    ones : bool
+        Replace the design by one column of ones (:meth:`RowBlocks.intercept_only`).
+    rows : int or None
+        Rows per block (None: :func:`glmclass.blocks.block_rows`).
+    positive : bool
+        Keep only the rows of positive weight.
+    """
+
+    cols: tuple[int, ...] | None = None
+    ones: bool = False
+    rows: int | None = None
+    positive: bool = False
+
+
+def partition_blocks(part: tuple, mask: np.ndarray | None, view: View) -> ArrayBlocks:
+    """The ArrayBlocks of one partition ``(X, y, weights, offset)`` under ``view``."""
+    X, y, w, o = part
+    if view.ones:
+        X = np.broadcast_to(np.float64(1.0), (X.shape[0], 1))
+    b = ArrayBlocks(X, y, w, o, rows=view.rows)
+    if view.cols is not None:
+        b = b.take_columns(np.asarray(view.cols, dtype=np.intp))
+    if view.positive and w is not None:
+        mask = (w > 0) if mask is None else (np.asarray(mask, dtype=bool) & (w > 0))
+    if mask is not None:
+        b = b.take_rows(np.asarray(mask, dtype=bool))
+    return b
+
+
+def _reduce_part(job: tuple, part: tuple, mask, view: View):
+    fn, zero, combine = job
+    b = partition_blocks(part, mask, view)
+    if b.n_rows == 0:
+        return EMPTY
+    return b.reduce(fn, zero, combine)
+
+
+def _combine_many(job: tuple, parts: list):
+    combine = job[2]
+    acc = EMPTY
+    for p in parts:
+        if p is EMPTY or isinstance(p, _Empty):
+            continue
+        acc = p if acc is EMPTY else combine(acc, p)
+    return acc
+
+
+def _map_part(fn: Callable, part: tuple, mask, view: View) -> np.ndarray:
+    return partition_blocks(part, mask, view).map(fn)
+
+
+def _literal(obj: Any, what: str) -> Delayed:
+    """``obj`` as one node of the graph, referenced by every task (shipped once per worker,
+    not once per partition); a fresh name, so it is never hashed."""
+    return delayed(obj, traverse=False, name=f"glmclass-{what}-{uuid.uuid4().hex}")
+
+
+class DaskBlocks(RowBlocks):
+    """Rows held in the partitions of a Dask collection.
+
+    Parameters
+    ----------
+    parts : sequence of dask.delayed.Delayed
+        One per partition, each evaluating to ``(X, y, weights, offset)``: X of shape
+        (n_i, p) float64, y of shape (n_i,) or None, weights and offset of shape (n_i,) or None.
+    lengths : sequence of int
+        Rows of each partition, n_i.
+    n_cols : int
+        Design columns p.
+    y_dtype : numpy dtype, optional
+        Dtype of y (for the shape of :meth:`map`'s output); None without a response.
+    rows : int, optional
+        Rows per block inside a partition.
+
+    Notes
+    -----
+    The source never holds rows on the client: ``reduce`` returns the combined partial results
+    and ``map`` a lazy Dask array whose chunks are the partitions.
+    """
+
+    def __init__(self, parts: Sequence[Delayed], lengths: Sequence[int], n_cols: int,
+                 y_dtype=None, rows: int | None = None) -> None:
+        if len(parts) != len(lengths):
+            raise ValueError(f"{len(parts)} partitions but {len(lengths)} lengths")
+        self._parts = tuple(parts)
+        self._lengths = tuple(int(n) for n in lengths)
+        self._p = int(n_cols)
+        self._y_dtype = None if y_dtype is None else np.dtype(y_dtype)
+        self._view = View(rows=rows)
+        self._masks: tuple | None = None  # per-partition row masks (take_rows)
+        self._kept: int | None = None
+
+    # --- shape ----------------------------------------------------------------------------------
+    @property
+    def n_rows(self) -> int:
+        if self._masks is None and not self._view.positive:
+            return sum(self._lengths)
+        if self._kept is None:
+            self._kept = int(self.reduce(lambda b: b.X.shape[0], 0))
+        return self._kept
+
+    @property
+    def n_cols(self) -> int:
+        return 1 if self._view.ones else (self._p if self._view.cols is None
+                                          else len(self._view.cols))
+
+    @property
+    def npartitions(self) -> int:
+        return len(self._parts)
+
+    # --- passes ---------------------------------------------------------------------------------
+    def _masks_or_none(self) -> tuple:
+        return self._masks if self._masks is not None else (None,) * len(self._parts)
+
+    def reduce(self, fn: Callable[[Block], T], zero: T,
+               combine: Callable[[T, T], T] = add) -> T:
+        job = _literal((fn, zero, combine), "reduce")
+        nodes = [delayed(_reduce_part, pure=False)(job, part, mask, self._view)
+                 for part, mask in zip(self._parts, self._masks_or_none(), strict=True)]
+        while len(nodes) > 1:
+            nodes = [delayed(_combine_many, pure=False)(job, nodes[i:i + SPLIT_EVERY])
+                     for i in range(0, len(nodes), SPLIT_EVERY)]
+        if not nodes:
+            return zero
+        (out,) = dask.compute(nodes[0])
+        return zero if isinstance(out, _Empty) else out
+
+    def _probe(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
+        """``fn`` on a block of no rows: the trailing shape and dtype of :meth:`map`."""
+        p = self._p if self._view.cols is None and not self._view.ones else self.n_cols
+        y = None if self._y_dtype is None else np.empty(0, self._y_dtype)
+        return np.asarray(fn(Block(np.empty((0, p)), y, np.empty(0), np.empty(0), 0)))
+
+    def map(self, fn: Callable[[Block], np.ndarray]):
+        """Per-row outputs as a lazy Dask array (chunks: the partitions).
+
+        Returns
+        -------
+        dask.array.Array of shape (n_rows,) or (n_rows, k)
+            Chunk sizes are unknown (NaN) after :meth:`take_rows`.
+        """
+        probe = self._probe(fn)
+        if not self._parts:
+            return probe
+        job = _literal(fn, "map")
+        filtered = self._masks is not None or self._view.positive
+        lengths = (np.nan,) * len(self._parts) if filtered else self._lengths
+        chunks = [da.from_delayed(delayed(_map_part, pure=False)(job, part, mask, self._view),
+                                  shape=(n,) + probe.shape[1:], dtype=probe.dtype)
+                  for part, mask, n in zip(self._parts, self._masks_or_none(), lengths,
+                                           strict=True)]
+        return da.concatenate(chunks, axis=0)
+
+    # --- derived sources ------------------------------------------------------------------------
+    def _derived(self, **changes) -> DaskBlocks:
+        new = object.__new__(DaskBlocks)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new._kept = None if "_masks" in changes else self._kept
+        return new
+
+    def take_columns(self, keep: np.ndarray) -> RowBlocks:
+        keep = np.asarray(keep)
+        n = self.n_cols
+        if keep.dtype == bool:
+            if keep.shape != (n,):
+                raise ValueError(f"keep must have shape ({n},), got {keep.shape}")
+            cols = np.flatnonzero(keep)
+        else:
+            cols = keep.astype(np.intp).ravel()
+        if np.array_equal(cols, np.arange(n)):
+            return self
+        if self._view.ones:
+            raise ValueError("take_columns on an intercept-only source")
+        base = np.arange(self._p) if self._view.cols is None else np.asarray(self._view.cols)
+        return self._derived(_view=replace(self._view, cols=tuple(int(c) for c in base[cols])))
+
+    def take_rows(self, mask) -> RowBlocks:
+        """The rows where ``mask`` is True: a boolean ndarray of shape (n_rows,) or a Dask
+        array whose chunks are the partitions (as :meth:`map` returns); ``self`` when an
+        ndarray mask keeps every row."""
+        if self._masks is not None:
+            raise ValueError("take_rows on a source that already has a row mask; combine the "
+                             "two masks instead")
+        if isinstance(mask, da.Array):
+            if mask.numblocks[0] != len(self._parts):
+                mask = mask.rechunk({0: self._lengths})
+            masks = tuple(mask.to_delayed().ravel())
+        else:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.shape != (self.n_rows,):
+                raise ValueError(f"mask must have shape ({self.n_rows},), got {mask.shape}")
+            if mask.all():
+                return self
+            ends = np.cumsum(self._lengths)
+            masks = tuple(np.split(mask, ends[:-1]))
+        return self._derived(_masks=masks)
+
+    def intercept_only(self) -> RowBlocks:
+        return self._derived(_view=replace(self._view, cols=None, ones=True))
+
+    def with_rows(self, rows: int | None) -> DaskBlocks:
+        """The same source read in blocks of ``rows`` rows inside each partition."""
+        return self._derived(_view=replace(self._view, rows=rows))
+
+    def positive_weights(self) -> DaskBlocks:
+        """The rows of positive weight (R's ``glm.fit`` leaves rows of weight 0 out of the
+        fit), selected inside each partition: no mask travels."""
+        new = self._derived(_view=replace(self._view, positive=True))
+        new._kept = None
+        return new
+
+    def __repr__(self) -> str:
+        return (f"<DaskBlocks: {sum(self._lengths)} x {self.n_cols} in {len(self._parts)} "
+                f"partitions>")

@@ -1,0 +1,340 @@
+"""Formula designs over data that arrive in pieces (the partitions of a Dask DataFrame).
+
+:func:`learn_design` learns a formula's design (categorical levels, the state of stateful
+transforms such as ``center()``/``standardize()``) in one pass over the pieces with patsy's
+incremental builder, :func:`patsy.incr_dbuilder`; patsy stops reading early when the formula
+needs no more (numeric columns only). The result is a :class:`PartitionDesign`: a small,
+picklable recipe that builds the response and the design of any one piece on a Dask worker, with
+the same columns everywhere, and drops (and counts) its rows with missing values.
+
+patsy's design objects do not pickle; a recipe sent to another process carries instead a few
+rows that show every level of every used column (the *witness* frame) and the memorised state
+of the stateful transforms, and rebuilds the patsy design from them there (once per process),
+checking that the columns come out the same.
+"""
+
+from __future__ import annotations
+
+import types
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from .design import (
+    _IDENT,
+    DesignSpec,
+    _missing_message,
+    _patsy_message,
+    _referenced_columns,
+    _response,
+    _with_numpy,
+    split_formula,
+)
+
+#: Distinct values remembered per numeric column (for numbers used as categories, ``C(x)``).
+MAX_NUMERIC_LEVELS = 1000
+
+_INFO_CACHE: dict[str, Any] = {}  # design rebuilt in a worker process, by recipe token
+
+
+class _Witness:
+    """Distinct non-missing values of the used columns, collected piece by piece."""
+
+    def __init__(self, columns: list) -> None:
+        self.values: dict = {c: {} for c in columns}  # column -> {value: None}, insertion order
+        self.dtypes: dict = {}
+
+    def see(self, frame: pd.DataFrame) -> None:
+        for c, seen in self.values.items():
+            col = frame[c]
+            self.dtypes.setdefault(c, col.dtype)
+            numeric = col.dtype.kind in "iuf"
+            if numeric and len(seen) >= MAX_NUMERIC_LEVELS:
+                continue
+            for v in pd.unique(col.dropna()):
+                if v not in seen:
+                    seen[v] = None
+                    if numeric and len(seen) >= MAX_NUMERIC_LEVELS:
+                        break
+
+    def frame(self) -> pd.DataFrame:
+        """Equal-length columns cycling through each column's values (at least one row)."""
+        n = max([len(s) for s in self.values.values()] + [1])
+        cols = {}
+        for c, seen in self.values.items():
+            vals = list(seen) or [1.0]
+            cyc = [vals[i % len(vals)] for i in range(n)]
+            dt = self.dtypes.get(c)
+            if isinstance(dt, pd.CategoricalDtype):
+                cols[c] = pd.Categorical(cyc, categories=dt.categories, ordered=dt.ordered)
+            else:
+                cols[c] = pd.Series(cyc, dtype=dt if dt is not None and seen else None)
+        return pd.DataFrame(cols)
+
+
+def _transform_states(info) -> dict:
+    """The memorised stateful transforms of each factor, as ``(class, attributes)`` pairs
+    (patsy's objects refuse to pickle; their attributes are plain numbers and arrays)."""
+    out = {}
+    for factor, fi in info.factor_infos.items():
+        state = fi.state if isinstance(fi.state, dict) else {}
+        objs = state.get("transforms") or {}
+        if objs:
+            out[factor.name()] = {k: (type(o), dict(vars(o))) for k, o in objs.items()}
+    return out
+
+
+@dataclass
+class PartitionDesign:
+    """A picklable recipe for the response and design of one piece of the data.
+
+    Attributes
+    ----------
+    formula : str
+    column_names : list of str
+        Design columns, the same for every piece.
+    used : list
+        Data columns the formula reads.
+    witness : pandas.DataFrame
+        A few rows showing every level of every used column.
+    transforms : dict
+        Memorised stateful transforms, by factor name.
+    names : dict
+        The caller's picklable names the formula uses (functions, constants).
+    plain : list or None
+        For a formula of plain numeric columns, each design column's data column (None for
+        the intercept): the design is then built without patsy.
+    token : str
+        Identifies the recipe (its design is rebuilt once per process).
+    """
+
+    formula: str
+    column_names: list
+    used: list
+    witness: pd.DataFrame = field(repr=False)
+    transforms: dict = field(repr=False)
+    names: dict = field(repr=False)
+    plain: list | None = field(default=None, repr=False)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    _info: Any = field(default=None, repr=False, compare=False)
+    _env: Any = field(default=None, repr=False, compare=False)
+
+    def __dask_tokenize__(self) -> str:
+        return self.token
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_info"] = state["_env"] = None  # patsy objects: rebuilt where unpickled
+        return state
+
+    @property
+    def lhs(self) -> str | None:
+        return split_formula(self.formula)[0]
+
+    def env(self) -> patsy.EvalEnvironment:
+        if self._env is None:
+            self._env = _with_numpy(patsy.EvalEnvironment([dict(self.names)]))
+        return self._env
+
+    def design_info(self):
+        """patsy's DesignInfo of the formula's right-hand side (rebuilt from the witness rows
+        and the memorised transforms in a process that received a pickled recipe)."""
+        if self._info is not None:
+            return self._info
+        info = _INFO_CACHE.get(self.token)
+        if info is None:
+            rhs = split_formula(self.formula)[1]
+            info = patsy.dmatrix(rhs, self.witness, eval_env=self.env(),
+                                 NA_action=patsy.NAAction(NA_types=[])).design_info
+            for factor, fi in info.factor_infos.items():
+                saved = self.transforms.get(factor.name(), {})
+                objs = fi.state.get("transforms") if isinstance(fi.state, dict) else None
+                for key, (cls, attrs) in saved.items():
+                    obj = cls.__new__(cls)
+                    obj.__dict__.update(attrs)
+                    objs[key] = obj
+            if list(info.column_names) != list(self.column_names):
+                raise ValueError(
+                    f"the design of {self.formula!r} cannot be rebuilt on the workers (columns "
+                    f"{list(info.column_names)[:6]} instead of {list(self.column_names)[:6]}): "
+                    "a categorical factor derived from an expression of several columns; "
+                    "compute that column in the DataFrame first")
+            _INFO_CACHE[self.token] = info
+        self._info = info
+        return info
+
+    def build(self, frame: pd.DataFrame, aligned: dict | None = None,
+              missing: str = "drop") -> tuple[pd.Series | None, np.ndarray, np.ndarray]:
+        """Response, design and kept-row mask of one piece.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            One piece (partition) of the data.
+        aligned : dict of name -> ndarray, optional
+            Weights or offsets of the same rows; their missing values count too.
+        missing : {"drop", "raise"}
+
+        Returns
+        -------
+        endog : pandas.Series or None
+            Raw response of the kept rows.
+        exog : ndarray of shape (n_kept, p)
+        keep : ndarray of bool, shape (len(frame),)
+        """
+        n = len(frame)
+        pos = frame.set_axis(pd.RangeIndex(n), axis=0)
+        # rows with a missing value in a used column are left out before patsy sees them
+        # (patsy's NA_action="drop" on a DataFrame result costs ~5x the matrix itself); NaN
+        # that a transform makes (np.log(-1)) is dropped after, as patsy would
+        keep = ~pos[self.used].isna().to_numpy().any(axis=1) if self.used else np.ones(n, bool)
+        rows = pos if keep.all() else pos[keep]
+        x = self._plain_design(rows) if self.plain is not None else None
+        if x is None:
+            try:
+                (x,) = patsy.build_design_matrices([self.design_info()], rows,
+                                                   NA_action=patsy.NAAction(NA_types=[]))
+            except patsy.PatsyError as exc:
+                raise ValueError(_patsy_message(exc, self.formula, frame)) from None
+            x = np.asarray(x, dtype=float).reshape(len(rows), len(self.column_names))
+        made_nan = np.isnan(x).any(axis=1) if np.isnan(x.sum()) else None
+        if made_nan is not None:
+            keep[np.flatnonzero(keep)[made_nan]] = False
+            x = x[~made_nan]
+        built = keep.copy()  # the rows of x
+        y = None
+        lhs = self.lhs
+        if lhs:
+            y = _response(lhs, pos, self.env())
+            keep &= ~y.isna().to_numpy()
+        for name, arr in (aligned or {}).items():
+            if arr is not None:
+                if arr.shape[0] != n:
+                    raise ValueError(f"{name} has {arr.shape[0]} values in a partition of "
+                                     f"{n} rows: its partitions do not match the data's; "
+                                     "take it from the same DataFrame (a column name) or "
+                                     "repartition both alike")
+                if arr.dtype.kind in "fc":
+                    keep &= ~np.isnan(arr)
+        if missing == "raise" and not keep.all():
+            raise ValueError(_missing_message(frame, self.used, keep, aligned))
+        if not keep[built].all():  # a missing response, weight or offset
+            x = x[keep[built]]
+        exog = np.ascontiguousarray(x)
+        if y is not None:
+            y = y.iloc[np.flatnonzero(keep)]
+        return y, exog, keep
+
+    def _plain_design(self, rows: pd.DataFrame) -> np.ndarray | None:
+        """The design of a formula of plain numeric columns (and an intercept) without patsy:
+        the same numbers, ~10x faster than patsy's column-by-column fill. None when a column
+        is not numeric in this piece (patsy then reports it)."""
+        cols = [c for c in self.plain if c is not None]
+        block = rows[cols]
+        if not all(dt.kind in "biuf" for dt in block.dtypes):
+            return None
+        x = np.empty((len(rows), len(self.plain)))
+        ones = [j for j, c in enumerate(self.plain) if c is None]
+        at = [j for j, c in enumerate(self.plain) if c is not None]
+        x[:, ones] = 1.0
+        x[:, at] = block.to_numpy(dtype=float)
+        return x
+
+    def spec(self) -> DesignSpec:
+        """The :class:`~glmclass.formula.design.DesignSpec` that builds the design of new
+        in-memory data (predictions on pandas DataFrames)."""
+        return DesignSpec(self.formula, list(self.column_names), self.design_info(),
+                          self.witness)
+
+
+def _formula_names(formula: str, env: patsy.EvalEnvironment) -> dict:
+    """The caller's names that the formula uses (functions, constants), except modules (numpy
+    is always there) and what cannot be pickled: they travel with the recipe. Only names in
+    the formula are looked at, so nothing else in the caller's scope is pickled."""
+    import cloudpickle
+
+    out = {}
+    for name in dict.fromkeys(_IDENT.findall(formula)):
+        head = name.split(".")[0]
+        try:
+            value = env.namespace[head]
+        except KeyError:
+            continue
+        if isinstance(value, types.ModuleType):
+            continue
+        try:
+            cloudpickle.dumps(value)
+        except Exception:  # noqa: BLE001 - anything unpicklable stays on the client
+            continue
+        out[head] = value
+    return out
+
+
+def _plain_columns(info, columns: list) -> list | None:
+    """Each design column's data column (None: the intercept) when every term is the
+    intercept or one numeric column taken as it is; else None."""
+    out = []
+    for term in info.terms:
+        if not term.factors:
+            out.append(None)
+            continue
+        (factor,) = term.factors if len(term.factors) == 1 else (None,)
+        fi = info.factor_infos.get(factor)
+        code = getattr(factor, "code", None)
+        if fi is None or fi.type != "numerical" or fi.num_columns != 1 or code not in columns:
+            return None
+        out.append(code)
+    return out if len(out) == len(info.column_names) else None
+
+
+def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
+                 columns: list, eval_env: patsy.EvalEnvironment) -> PartitionDesign:
+    """Learn a formula's design over pieces of data with patsy's incremental builder.
+
+    Parameters
+    ----------
+    formula : str
+        ``"y ~ x1 + C(g) + center(x2)"``.
+    pieces : callable
+        ``pieces()`` returns an iterator over the pieces (pandas DataFrames with the used
+        columns); patsy may call it more than once (nested stateful transforms) or stop early.
+    columns : list
+        The data's columns (to find the ones the formula uses).
+    eval_env : patsy.EvalEnvironment
+        Where names that are not columns are looked up.
+
+    Returns
+    -------
+    PartitionDesign
+    """
+    lhs, rhs = split_formula(formula)
+    if not lhs:
+        raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
+    probe = pd.DataFrame(columns=list(columns))
+    used = _referenced_columns(rhs, probe)
+    witness = _Witness(used)
+
+    def seen() -> Iterator[pd.DataFrame]:
+        for piece in pieces():
+            witness.see(piece)
+            yield piece
+
+    env = _with_numpy(eval_env)
+    try:
+        info = patsy.incr_dbuilder(rhs, seen, eval_env=env, NA_action="drop")
+    except patsy.PatsyError as exc:
+        raise ValueError(_patsy_message(exc, formula, probe)) from None
+    except NameError as exc:
+        raise ValueError(f"the formula {formula!r} names something that is not a column of "
+                         f"data: {exc}") from None
+    design = PartitionDesign(formula, list(info.column_names), used, witness.frame(),
+                             _transform_states(info), _formula_names(formula, env),
+                             _plain_columns(info, list(columns)))
+    design._info = info
+    design._env = env
+    return design
