@@ -9,11 +9,13 @@ from .compare import compare
 from .errors import (
     ConvergenceWarning,
     DataError,
+    DataWarning,
     GlmclassError,
     GlmclassWarning,
     PerfectSeparationError,
     RankDeficientWarning,
     SeparationWarning,
+    UnsafeFormulaError,
 )
 from .models.bayes import BayesGLM, BayesLogit
 from .models.discriminant import LDA, QDA
@@ -29,4 +31,5 @@ __all__ = [
     "LDA", "QDA", "BernoulliNB",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
+    "DataWarning", "UnsafeFormulaError",
 ]

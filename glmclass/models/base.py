@@ -163,28 +163,36 @@ class Model:
         self._construct(from_arrays(endog, exog, missing, **rows), options)
 
     @classmethod
-    def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = 0,
-                     **options):
-        """Build the model from a patsy formula on a pandas DataFrame.
+    def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = None,
+                     engine: str = "patsy", **options):
+        """Build the model from a formula on a pandas DataFrame.
 
         Parameters
         ----------
         formula : str
             ``"y ~ x1 + C(group) + np.log(x2)"``; the response column is taken as it is
-            (labels kept).
+            (labels kept). ``"y ~ ."`` uses every other column (R's ``.``); a binomial GLM
+            accepts counts as ``"successes + failures ~ x"`` or ``"cbind(successes, failures)
+            ~ x"``; ``offset(expr)`` terms are added to the linear predictor.
         data : pandas.DataFrame
         missing : {"drop", "raise"}
             Drop rows with a missing value in any used column (R's ``na.omit``), or raise.
-        eval_env : int or patsy.EvalEnvironment
-            Where names in the formula that are not columns are looked up: the number of frames
-            above the caller (0: the caller's), or an environment.
+        eval_env : None, int, dict or patsy.EvalEnvironment
+            None (the default): the formula may use the data's columns, numpy (``np``) and the
+            formula transforms (``C``, ``I``, ``Q``, ``center``, ``standardize``, ``offset``,
+            ...) only, and nothing else is evaluated. To call your own functions, pass a dict
+            of names (``{"f": f}``), a number of frames above the caller (0: the caller's own
+            namespace) or a patsy ``EvalEnvironment``: the formula is then trusted code.
+        engine : {"patsy", "formulaic"}
+            The library that builds the design; formulaic (an optional dependency) gives the
+            same columns, much faster on large data.
         **options
-            The model's other constructor arguments; per-row arrays (weights, offsets) are
-            aligned with the rows of ``data``.
+            The model's other constructor arguments; per-row arguments (weights, offsets) are
+            arrays aligned with the rows of ``data``, scalars, or names of columns of ``data``.
         """
         env = capture_env(eval_env, 1 + _overrides_above())
         rows = {k: options.pop(k, None) for k in cls._row_args}
-        md = from_formula(formula, data, missing, env, **rows)
+        md = from_formula(formula, data, missing, env, engine, **rows)
         if cls._features_only:
             md = md.without_intercept()
         self = cls.__new__(cls)

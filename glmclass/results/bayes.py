@@ -21,7 +21,7 @@ from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import Control
 from ..summary import Summary
-from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
+from .base import LikelihoodMixin, WaldMixin, check_which, num
 from .glm_base import GLMBaseResults
 
 
@@ -200,14 +200,13 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin):
 
     # --- prediction ---------------------------------------------------------------------------
     def _design(self, exog, offset):
-        m, keep = self.model, self._keep
-        if exog is None:
-            return (m.exog if keep.all() else m.exog[:, keep]), m.offset, m.data.index
-        X = m.design(exog)[:, keep]
-        off = None if offset is None else np.asarray(offset, dtype=float).ravel()
-        if off is not None and off.shape != (X.shape[0],):
-            raise ValueError(f"offset has {off.size} values for {X.shape[0]} rows")
-        return X, off, output_index(exog, X.shape[0])
+        """Design on the kept columns, offset and index of the rows to predict
+        (:meth:`glmclass.models.data.ModelData.new_rows`)."""
+        keep = self._keep
+        X, off, index = self.model.data.new_rows(exog, offset)
+        if exog is None and offset is None:
+            off = self.model.offset
+        return (X if keep.all() else X[:, keep]), off, index
 
     def predict_linear(self, exog=None, offset=None) -> pd.DataFrame:
         """Posterior mean and sd of the linear predictor ``a = x' w`` (PRML eq. 4.149-4.150).

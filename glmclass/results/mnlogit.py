@@ -14,7 +14,7 @@ from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
-from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .base import LikelihoodMixin, check_which, coef_table, num, row_key
 
 
 class MNLogitResults(LikelihoodMixin):
@@ -197,15 +197,9 @@ class MNLogitResults(LikelihoodMixin):
         """
         check_which(which, ("prob", "mean", "class", "linear"))
         m = self.model
-        if exog is None:
-            X, off, index = m.exog, m.offset, m.data.index
-        else:
-            X = m.data.design(exog)
-            n = X.shape[0]
-            off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
-            if off.shape[0] != n:
-                raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
-            index = output_index(exog, n)
+        X, off, index = m.data.new_rows(exog, offset)
+        if off is None:
+            off = m.offset if exog is None else np.zeros(X.shape[0])
         eta = self._eta(X, off)
         if which == "linear":
             return pd.DataFrame(eta, index=index, columns=self.params.columns)
