@@ -86,10 +86,22 @@ def used_frame(data: pd.DataFrame, used: list) -> pd.DataFrame:
 
 
 def complete_rows(frame: pd.DataFrame) -> np.ndarray:
-    """Rows with no missing value in any column (pandas' NA, NaN, None, NaT)."""
-    if frame.shape[1] == 0:
-        return np.ones(len(frame), dtype=bool)
-    return ~frame.isna().to_numpy().any(axis=1)
+    """Rows with no missing value in any column (pandas' NA, NaN, None, NaT), one column at a
+    time (integer and boolean NumPy columns cannot hold one)."""
+    keep = np.ones(len(frame), dtype=bool)
+    for name in frame.columns:
+        col = frame[name]
+        kind = col.dtype.kind
+        if kind in "iub" and isinstance(col.dtype, np.dtype):
+            continue
+        if kind == "f" and isinstance(col.dtype, np.dtype):
+            values = col.to_numpy()
+            if not np.isnan(values.sum()):  # no NaN: no mask needed
+                continue
+            keep &= ~np.isnan(values)
+        else:
+            keep &= ~col.isna().to_numpy()
+    return keep
 
 
 def plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -432,6 +444,16 @@ def _patsy_message(exc: Exception, formula: str, data: pd.DataFrame) -> str:
     return f"cannot build the design of {formula!r}: {text}"
 
 
+def _formulaic_engine():
+    """The formulaic engine module (formulaic is imported only when asked for)."""
+    try:
+        from . import formulaic_engine
+    except ImportError as exc:
+        raise ImportError(f"engine='formulaic' needs the formulaic package ({exc}): pip install "
+                          "formulaic, or use engine='patsy'") from None
+    return formulaic_engine
+
+
 # --- the response -------------------------------------------------------------------------------
 def _response(lhs: str, frame: pd.DataFrame, env: patsy.EvalEnvironment) -> pd.Series:
     """The response: a column taken as it is (labels kept) or a numeric expression."""
@@ -458,7 +480,7 @@ def response(parsed: ParsedFormula, frame: pd.DataFrame, env, engine: str = "pat
     if not parsed.lhs:
         return None
     if engine == "formulaic":
-        from .formulaic_engine import formulaic_response as evaluate
+        evaluate = _formulaic_engine().formulaic_response
     else:
         evaluate = _response
     parts = [evaluate(code, frame, env) for code in parsed.lhs]
@@ -568,7 +590,7 @@ def build_design(
     rhs_frame = sub[[c for c in sub.columns if c in rhs_names]]
     numeric = numeric_columns(rhs_frame)
     if engine == "formulaic":
-        from .formulaic_engine import learn_formulaic
+        learn_formulaic = _formulaic_engine().learn_formulaic
         spec, full = learn_formulaic(parsed, rhs_frame, env, numeric)
     else:
         spec, full = learn_patsy(parsed, rhs_frame, env, numeric)

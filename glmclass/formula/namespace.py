@@ -149,27 +149,32 @@ def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
         raise UnsafeFormulaError(f"the formula term {code!r} is not a valid expression") from None
-    names: set[str] = set()
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))
+    for node in nodes:
         if not isinstance(node, _ALLOWED_NODES):
             raise _refuse(code, f"uses Python syntax that formulas do not allow "
                                 f"({type(node).__name__}): a term computes a column from "
                                 "columns and functions")
-        if isinstance(node, ast.Name):
-            _check_name(code, node.id, known)
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
+    # the gravest first: dunder names, then unknown names, then attributes and quoting
+    names = [node.id for node in nodes if isinstance(node, ast.Name)]
+    attrs = [node.attr for node in nodes if isinstance(node, ast.Attribute)]
+    for name in names + attrs:
+        if name.startswith("__"):
+            raise _refuse(code, f"uses {name!r}: names that start with '__' are not allowed "
+                                "in formulas")
+    for name in names:
+        _check_name(code, name, known)
+    found = set(names)
+    for node in nodes:
+        if isinstance(node, ast.Attribute):
             _check_attribute(code, node, trusted, is_column)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id == "Q":
-            names.add(_check_quoted(code, node, is_column, known, trusted))
-    return names
+            found.add(_check_quoted(code, node, is_column, known, trusted))
+    return found
 
 
 def _check_name(code: str, name: str, known: Callable[[str], bool]) -> None:
-    if name.startswith("__"):
-        raise _refuse(code, f"uses {name!r}: names that start with '__' are not allowed in "
-                            "formulas")
     if not known(name):
         raise _refuse(code, f"uses {name!r}, which is neither a column of the data nor an "
                             "allowed function (numpy as np, patsy's C, I, Q, center, "

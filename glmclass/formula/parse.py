@@ -151,7 +151,17 @@ def response_parts(lhs: str) -> list[str]:
     if len(parts) != 2 or not all(chunk for _, chunk in parts):
         raise DataError(f"the response {lhs!r} has {len(parts)} parts; a binomial response of "
                         f"counts has two, written '{what} ~ ...'")
-    return [chunk for _, chunk in parts]
+    # each part is a Python expression (n - k is a difference, not patsy's term removal)
+    return [chunk if _is_single(chunk) else f"I({chunk})" for _, chunk in parts]
+
+
+def _is_single(code: str) -> bool:
+    """A name or a call (``k``, ``Q("a b")``, ``I(n - k)``): one factor as it stands."""
+    try:
+        node = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Name, ast.Call))
 
 
 def _call_args(text: str, func: str) -> list[str] | None:

@@ -80,6 +80,49 @@ def check_option(name: str, value: Any, choices: tuple) -> Any:
     raise ValueError(f"{name} must be {one_of(choices)}, got {value!r}")
 
 
+def real_number(value: Any, what: str) -> float:
+    """``value`` as a float, or a ValueError naming ``what`` (strings, None and bools are not
+    numbers here)."""
+    if isinstance(value, (str, bytes, bool)) or value is None or not isinstance(
+            value, (numbers.Real, np.number)):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def per_column(value: Any, names: list[str], default: float, arg: str) -> np.ndarray:
+    """A per-coefficient setting (``start_params``, prior means and scales) as one float per
+    design column: a scalar, a sequence of one per column, or a dict/Series by column name
+    (columns not named get ``default``). NaN is kept for the caller to judge.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and, where there is one, the column: unknown names, wrong lengths,
+        values that are not numbers (strings, None).
+    """
+    p = len(names)
+    if isinstance(value, (Mapping, pd.Series)):
+        out = np.full(p, float(default))
+        for key, v in dict(value).items():
+            if key not in names:
+                raise ValueError(f"{arg}: {key!r} is not a design column; columns are {names}")
+            out[names.index(key)] = real_number(v, f"{arg} of {key!r}")
+        return out
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{arg} must be a number, one number per column or a dict by column "
+                         f"name; got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{arg} must be numbers, got {value!r}") from None
+    if arr.ndim == 0:
+        return np.full(p, float(arr))
+    if arr.shape != (p,):
+        raise ValueError(f"{arg} has {arr.size} values for {p} design columns ({names}); give "
+                         "one number, one per column, or a dict by column name")
+    return arr.copy()
+
+
 def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndarray | None:
     """Starting values as a float array of ``levels * len(names)`` finite values.
 
@@ -93,14 +136,11 @@ def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndar
         if levels != 1:
             raise ValueError("start_params by name is available for single-equation models; "
                              f"pass an array of {p} values")
-        out = np.zeros(p)
-        for key, v in dict(start_params).items():
-            if key not in names:
-                raise ValueError(f"start_params: {key!r} is not a design column; columns are "
-                                 f"{names}")
-            out[names.index(key)] = float(v)
-        start = out
+        start = per_column(start_params, names, 0.0, "start_params")
     else:
+        if isinstance(start_params, (str, bytes)) or np.ndim(start_params) == 0:
+            raise ValueError(f"start_params must be an array of {p} numbers (one per column of "
+                             f"exog{' and level' if levels > 1 else ''}), got {start_params!r}")
         try:
             start = np.asarray(start_params, dtype=float).ravel()
         except (TypeError, ValueError):
@@ -108,8 +148,11 @@ def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndar
     if start.shape != (p,):
         raise ValueError(f"start_params must have {p} values (one per column of exog"
                          f"{' and level' if levels > 1 else ''}), got {start.size}")
-    if not np.all(np.isfinite(start)):
-        raise ValueError("start_params must be finite (no NaN or inf)")
+    bad = ~np.isfinite(start)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        where = f" ({names[j % len(names)]!r}: {start[j]})" if names else ""
+        raise ValueError(f"start_params must be finite (no NaN or inf){where}")
     return start
 
 

@@ -259,14 +259,19 @@ def check_index(name: str, obj, index: pd.Index | None) -> None:
     if index is None or not isinstance(obj, (pd.Series, pd.DataFrame)) or obj.index.equals(index):
         return
     if len(obj.index) == len(index):
-        j = int(np.flatnonzero(obj.index.to_numpy() != index.to_numpy())[0]) \
-            if obj.index.dtype == index.dtype else 0
-        where = f"first difference at position {j}: {obj.index[j]!r} against {index[j]!r}"
+        diff = np.flatnonzero(obj.index.to_numpy(dtype=object) != index.to_numpy(dtype=object))
+        j = int(diff[0]) if diff.size else 0
+        where = (f"first difference at position {j}: {_plain(obj.index[j])!r} against "
+                 f"{_plain(index[j])!r}")
     else:
         where = f"{len(obj.index)} labels against {len(index)}"
-    raise ValueError(f"{name} and the data have different indexes ({where}); align them "
-                     f"(e.g. {name}.reindex(exog.index)), or pass {name}.to_numpy() to pair "
+    raise ValueError(f"{name} and the rows of the data have different indexes ({where}); align "
+                     f"them (e.g. {name}.reindex(exog.index)), or pass {name}.to_numpy() to pair "
                      "rows by position")
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def per_row(value, name: str, n: int, index: pd.Index | None = None) -> np.ndarray:

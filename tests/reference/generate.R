@@ -1079,3 +1079,4 @@ write_json(list(meta = c(meta, list(
                                 menarche = factor_levels(DATA$menarche)),
                 cases = clc,
                 profiles = list(profile_eps)), "custom_link.json")
+source(file.path(refdir, "r", "formula_terms.R"))  # formula_terms.json
