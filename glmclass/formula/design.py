@@ -282,6 +282,16 @@ class DesignSpec(SpecBase):
     trusted: bool = False
     engine: str = "patsy"
 
+    def __post_init__(self) -> None:
+        # built from the first four fields only (formula, names, patsy's design, training
+        # rows): the columns the right-hand side uses are those of the training rows it names
+        if not self.columns and self._rebuild is not None:
+            rhs = self.rhs or split_formula(self.formula)[1]
+            names = names_in(parse("~ " + rhs, list(self._rebuild.columns)).rhs_codes)
+            used = [c for c in self._rebuild.columns if str(c) in names]
+            self.columns = tuple(str(c) for c in used)
+            self.numeric = numeric_columns(self._rebuild[used].set_axis(self.columns, axis=1))
+
     def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
         try:
             (mat,) = patsy.build_design_matrices(

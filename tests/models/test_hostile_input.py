@@ -287,8 +287,11 @@ def test_a_formula_of_1500_terms():
     d = gcf.glm(formula, wide, family=gc.families.Gaussian()).data
     assert d.exog_names == ["Intercept"] + list(wide.columns[:-1])
     np.testing.assert_array_equal(d.exog[:, 1:], wide.iloc[:, :-1].to_numpy())
-    d0 = gcf.glm(formula + " - 1", wide, family=gc.families.Gaussian()).data
-    assert d0.exog_names == list(wide.columns[:-1])  # "- 1" still removes the intercept
+    part = "y ~ " + " + ".join(wide.columns[:100])  # long enough to be regrouped
+    d0 = gcf.glm(part + " - 1", wide, family=gc.families.Gaussian()).data
+    assert d0.exog_names == list(wide.columns[:100])  # "- 1" still removes the intercept
+    d1 = gcf.glm("y ~ 0 + " + part[4:], wide, family=gc.families.Gaussian()).data
+    assert d1.exog_names == list(wide.columns[:100])
 
 
 def test_nothing_the_caller_passed_is_modified():
