@@ -236,6 +236,9 @@ class Model:
         env = capture_env(eval_env, 1 + _overrides_above())
         rows = {k: options.pop(k, None) for k in cls._row_args}
         md = from_formula(formula, data, missing, env, engine, **rows)
+        if md.arrays.get("offset") is not None and "offset" not in cls._row_args:
+            raise ValueError(f"{cls.__name__} has no offset: remove the offset() term from "
+                             f"the formula {formula!r}")
         if cls._features_only:
             md = md.without_intercept()
         self = cls.__new__(cls)

@@ -184,6 +184,8 @@ def test_offset_errors():
         gcf.glm("Claims ~ Age:offset(Holders)", INSURANCE, family=POISSON)
     with pytest.raises(ValueError, match="must be numeric"):
         gcf.glm("Claims ~ Age + offset(Group)", INSURANCE, family=POISSON)
+    with pytest.raises(ValueError, match="LDA has no offset"):
+        gcf.lda("Age ~ Claims + offset(np.log(Holders))", INSURANCE)
 
 
 def test_an_offset_term_and_an_offset_array_add_up_as_in_r():
