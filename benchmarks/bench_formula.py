@@ -60,7 +60,9 @@ def run(engine: str, rows: int, threads: int) -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
     out = subprocess.run([sys.executable, __file__, "--child", engine, str(rows)], env=env,
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"the {engine} child failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -37,9 +37,9 @@ from formulaic.utils.sentinels import UNSET
 from interface_meta import override
 
 from ..errors import DataError, GlmclassError
-from .design import SpecBase, _describe, _plain
 from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula
+from .spec import SpecBase, _describe, _plain
 
 #: patsy's transforms, which formulaic's own (same names, same meaning) replace.
 _PATSY = {name: getattr(patsy.builtins, name) for name in patsy.builtins.__all__}

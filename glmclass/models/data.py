@@ -17,9 +17,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ..formula.design import SpecBase, build_design
+from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.parse import quote
+from ..formula.spec import SpecBase
 
 #: Per-row arguments that name a column of ``data`` on the formula path and are evaluated on new
 #: data at prediction time (as R does with ``offset=``); weights are taken from ``data`` once.
