@@ -12,6 +12,7 @@ Run from the repository root::
 
     python benchmarks/bench_formula.py                      # n = 1e4, 1e5, 1e6; 1 BLAS thread
     python benchmarks/bench_formula.py --rows 1000000 --repeats 5 --threads 2
+    python benchmarks/bench_formula.py --strings object     # string columns as object dtype
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FORMULA = "y ~ " + " + ".join(f"x{i}" for i in range(20)) + " + C(a) + b + c + d"
 
 
-def child(engine: str, rows: int) -> dict:
+def child(engine: str, rows: int, strings: str = "default") -> dict:
     """One measurement (in this process)."""
     sys.path.insert(0, str(ROOT))
     import numpy as np
@@ -44,6 +45,8 @@ def child(engine: str, rows: int) -> dict:
     df = pd.DataFrame({f"x{i}": rng.normal(size=rows) for i in range(20)})
     for c in "abcd":
         df[c] = pd.Series(rng.choice(["lo", "mid", "hi"], rows))
+        if strings != "default":
+            df[c] = df[c].astype(strings)
     df["y"] = rng.integers(0, 2, rows)
     build_design(FORMULA, df.head(200), engine=engine)  # imports and caches
     base = _reset_peak()
@@ -56,10 +59,11 @@ def child(engine: str, rows: int) -> dict:
             "shape": list(d.exog.shape), "string_dtype": str(df["a"].dtype)}
 
 
-def run(engine: str, rows: int, threads: int) -> dict:
+def run(engine: str, rows: int, threads: int, strings: str = "default") -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, __file__, "--child", engine, str(rows)], env=env,
+    out = subprocess.run([sys.executable, __file__, "--child", engine, str(rows), strings],
+                         env=env,
                          capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(f"the {engine} child failed:\n{out.stderr}")
@@ -71,11 +75,14 @@ def main() -> None:
     ap.add_argument("--rows", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--strings", default="default",
+                    help="dtype of the string columns: default (pandas' own: 'str' in pandas 3), "
+                         "object or category")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help="write the table as JSON")
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child[0], int(args.child[1]))))
+        print(json.dumps(child(args.child[0], int(args.child[1]), args.child[2])))
         return
     print(f"# {platform.node()} {platform.machine()} python {platform.python_version()}; "
           f"OPENBLAS_NUM_THREADS={args.threads}; "
@@ -87,7 +94,7 @@ def main() -> None:
         peaks: dict = {"patsy": [], "formulaic": []}
         for _ in range(args.repeats):
             for engine in ("patsy", "formulaic"):
-                r = run(engine, rows, args.threads)
+                r = run(engine, rows, args.threads, args.strings)
                 times[engine].append(r["seconds"])
                 peaks[engine].append(r["peak_over_frame"])
         med = {e: statistics.median(t) for e, t in times.items()}

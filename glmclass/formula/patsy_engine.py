@@ -85,7 +85,8 @@ class DesignSpec(SpecBase):
     # pickle by reference); unpickling itself evaluates nothing
     def __getstate__(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k != "design_info"}
-        state["_names"] = _picklable_names(self.__dict__.get("design_info"))
+        if "design_info" in self.__dict__:  # else unpickled and not rebuilt: keep its names
+            state["_names"] = _picklable_names(self.__dict__["design_info"])
         return state
 
     def __setstate__(self, state: dict) -> None:

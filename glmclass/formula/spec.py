@@ -134,8 +134,7 @@ class SpecBase:
         X = np.full((n, len(self.column_names)), np.nan)
         off = np.full(n, np.nan) if self.has_offset else None
         if ok.any():
-            sub = plain_frame(frame if ok.all() else frame[ok])
-            self._check_numeric(sub)
+            sub = self._check_numeric(plain_frame(frame if ok.all() else frame[ok]))
             x, o = self.split(self._matrix(sub))
             X[ok] = x
             if off is not None:
@@ -144,8 +143,8 @@ class SpecBase:
 
     def new_frame(self, newdata) -> pd.DataFrame:
         """The columns the formula uses from ``newdata`` (by position, string names)."""
-        if isinstance(newdata, pd.Series):
-            newdata = newdata.to_frame().T
+        if isinstance(newdata, pd.Series):  # one row, by column name
+            newdata = newdata.to_frame().T.infer_objects()
         if not isinstance(newdata, pd.DataFrame):
             try:
                 newdata = pd.DataFrame(newdata)
@@ -165,15 +164,23 @@ class SpecBase:
             raise DataError(f"new data have more than one column named {dup[0]!r}")
         return used_frame(newdata, [labels[c] for c in self.columns])
 
-    def _check_numeric(self, frame: pd.DataFrame) -> None:
+    def _check_numeric(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """New data's columns that held numbers at fit time must hold numbers (an object column
+        of numbers is accepted; text is not). Returns the frame with such columns as numbers."""
         for c in self.numeric:
             kind = frame[c].dtype.kind
+            if kind == "O":
+                inferred = frame[c].infer_objects()
+                if inferred.dtype.kind in "iufb":
+                    frame = frame.assign(**{c: inferred})
+                    continue
             if kind not in "iufb":
                 example = frame[c].iloc[0]
                 raise DataError(
                     f"column {c!r} held numbers when the model was fit, but new data have "
                     f"{frame[c].dtype} values (e.g. {example!r}); convert it, e.g. "
                     f"pd.to_numeric(newdata[{c!r}])")
+        return frame
 
     def split(self, full: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The design columns and the summed offset columns of an engine's matrix."""

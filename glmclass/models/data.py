@@ -21,6 +21,7 @@ from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.parse import quote
 from ..formula.spec import SpecBase
+from ..results.base import output_index
 
 #: Per-row arguments that name a column of ``data`` on the formula path and are evaluated on new
 #: data at prediction time (as R does with ``offset=``); weights are taken from ``data`` once.
@@ -145,8 +146,7 @@ class ModelData:
             X, formula_off, index = self.exog, self.arrays.get("offset"), self.index
         else:
             X, formula_off = self._design(exog)
-            index = (exog.index if isinstance(exog, (pd.DataFrame, pd.Series))
-                     else pd.RangeIndex(X.shape[0]))
+            index = output_index(exog, X.shape[0])
         n = X.shape[0]
         off = None
         if offset is not None:

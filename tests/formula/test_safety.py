@@ -123,8 +123,10 @@ def test_unpickling_runs_no_formula_code(engine):
     CALLS.clear()
     back = pickle.loads(blob)
     assert CALLS == []  # loading evaluated nothing
+    again = pickle.loads(pickle.dumps(back))  # re-pickled before ever predicting
     new = DF.head(7)
     np.testing.assert_array_equal(back.predict(new), res.predict(new))
+    np.testing.assert_array_equal(again.predict(new), res.predict(new))
     assert CALLS  # predicting evaluates the formula (the user's function), as at fit
 
 

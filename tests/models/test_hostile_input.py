@@ -263,7 +263,11 @@ def test_scipy_sparse_exog_fits_as_dense():
 
 
 def test_numbers_given_as_strings_at_predict_time():
-    res = gcf.logit("y ~ x + z", DF).fit()
+    res = gcf.logit("y ~ x + z + g", DF).fit()
+    row = DF.iloc[5]  # a Series of mixed types: one row, by column name
+    np.testing.assert_allclose(res.predict(row), res.predict(DF.iloc[[5]]), rtol=1e-14)
+    as_objects = DF.head(3).astype(object)  # numbers in object columns are numbers
+    np.testing.assert_allclose(res.predict(as_objects), res.predict(DF.head(3)), rtol=1e-14)
     with pytest.raises(ValueError, match="column 'x' held numbers when the model was fit.*"
                                          "pd.to_numeric"):
         res.predict(DF.head(3).assign(x=DF.x.head(3).astype(str)))
