@@ -344,8 +344,10 @@ class FormulaicSpec(SpecBase):
         return FormulaEnvironment([self.names, safe_namespace()], trusted=self.trusted)
 
     def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
+        env = self._env()
+        _check_factors(self.model_spec.formula, set(frame.columns), env)  # as at fit, always
         try:
-            mm = self.model_spec.get_model_matrix(frame, context=_context(self._env()))
+            mm = self.model_spec.get_model_matrix(frame, context=_context(env))
         except Exception as exc:  # noqa: BLE001 - formulaic raises many kinds; say which level
             ours = _ours(exc)
             if isinstance(ours, UnseenLevel):  # named as the column, if it is one

@@ -148,7 +148,9 @@ def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
-        raise UnsafeFormulaError(f"the formula term {code!r} is not a valid expression") from None
+        raise UnsafeFormulaError(f"the formula term {code!r} is not a valid expression (a column "
+                                 "name with spaces or symbols is written Q('mean radius'))") \
+            from None
     nodes = list(ast.walk(tree))
     for node in nodes:
         if not isinstance(node, _ALLOWED_NODES):
@@ -176,8 +178,9 @@ def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
 
 def _check_name(code: str, name: str, known: Callable[[str], bool]) -> None:
     if not known(name):
+        hint = f" (numpy's is np.{name})" if name in NUMPY_ALLOWED else ""
         raise _refuse(code, f"uses {name!r}, which is neither a column of the data nor an "
-                            "allowed function (numpy as np, patsy's C, I, Q, center, "
+                            f"allowed function{hint} (numpy as np, patsy's C, I, Q, center, "
                             "standardize, ..., glmclass's offset)", _TRUST_HINT)
 
 

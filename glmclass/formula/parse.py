@@ -279,8 +279,8 @@ def parse(formula: str, columns: list, extra_terms: tuple[str, ...] = (),
     try:
         desc = patsy.ModelDesc.from_formula("~ " + rhs)
     except patsy.PatsyError as exc:
-        raise DataError(f"cannot parse the formula {formula!r}: {str(exc).splitlines()[0]}") \
-            from None
+        raise DataError(f"cannot parse the formula {formula!r}: {str(exc).splitlines()[0]}"
+                        f"{_hint(formula)}") from None
     except RecursionError:
         raise DataError(f"the formula {formula!r} is too deeply nested to parse") from None
     for term in desc.rhs_termlist:
@@ -288,6 +288,16 @@ def parse(formula: str, columns: list, extra_terms: tuple[str, ...] = (),
             if factor.code not in codes:
                 codes.append(factor.code)
     return ParsedFormula(formula, lhs_parts, rhs, offsets, codes)
+
+
+def _hint(formula: str) -> str:
+    """What an R user probably meant."""
+    if "`" in formula:
+        return ("; a column name with spaces or symbols is written Q('mean radius'), not in "
+                "backticks")
+    if "^" in formula:
+        return "; powers and interaction orders are written ** (x ** 2 inside I(), (a + b) ** 2)"
+    return ""
 
 
 def _names(code: str) -> set[str]:

@@ -140,6 +140,18 @@ def test_a_tampered_pickle_cannot_smuggle_code_into_prediction():
         spec.exog(DF.head(2))
 
 
+def test_a_tampered_formulaic_spec_cannot_smuggle_code_into_prediction():
+    from formulaic import ModelSpec
+
+    res = gcf.logit("y ~ I(x * 1)", DF, engine="formulaic").fit()
+    back = pickle.loads(pickle.dumps(res))
+    spec = back.model.data.spec
+    evil = ModelSpec.from_spec("I(x * 1 + 0 * __import__('os').getpid())")
+    spec.model_spec = spec.model_spec.update(formula=evil.formula)
+    with pytest.raises(gc.UnsafeFormulaError, match="__import__"):
+        spec.exog(DF.head(2))
+
+
 def test_the_evaluation_environment_checks_every_expression():
     env = FormulaEnvironment([safe_namespace()])
     assert env.eval("np.log(x)", inner_namespace={"x": np.e}) == pytest.approx(1.0)
@@ -165,3 +177,14 @@ def test_check_code_returns_the_names_and_quoted_columns():
 def test_build_design_default_is_safe():
     with pytest.raises(gc.UnsafeFormulaError):
         build_design("y ~ I(__import__('os').getpid())", DF)
+
+
+@pytest.mark.parametrize("formula, match", [
+    ("y ~ `weird name`", r"Q\('mean radius'\), not in backticks"),
+    ("y ~ (x + z)^2", r"written \*\*"),
+    ("y ~ weird name", r"not a valid expression.*Q\('mean radius'\)"),
+    ("y ~ log(z)", r"numpy's is np\.log"),
+])
+def test_r_habits_get_a_hint(formula, match):
+    with pytest.raises(ValueError, match=match):
+        gcf.logit(formula, DF)
