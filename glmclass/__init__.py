@@ -9,11 +9,13 @@ from .compare import compare
 from .errors import (
     ConvergenceWarning,
     DataError,
+    DataWarning,
     GlmclassError,
     GlmclassWarning,
     PerfectSeparationError,
     RankDeficientWarning,
     SeparationWarning,
+    UnsafeFormulaError,
 )
 from .models.bayes import BayesGLM, BayesLogit
 from .models.discriminant import LDA, QDA
@@ -37,4 +39,5 @@ __all__ = [
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
     "robust_logit_profile", "LeastSquaresClassifier", "FisherDiscriminant",
     "Perceptron",
+    "DataWarning", "UnsafeFormulaError",
 ]

@@ -235,7 +235,7 @@ BAD_INPUT = {
     "string DataFrame column": (lambda: gc.Logit(Y, DF[["x", "g"]]), "'g'"),
     "ragged exog": (lambda: gc.Logit(Y[:2], [[1.0, 2.0], [1.0]]), "exog"),
     "3-d exog": (lambda: gc.Logit(Y, np.ones((N, 2, 2))), "exog"),
-    "2-column endog": (lambda: gc.Logit(np.column_stack([Y, Y]), X), "endog"),
+    "3-column endog": (lambda: gc.Logit(np.column_stack([Y, Y, Y]), X), "endog"),
     "endog None": (lambda: gc.Logit(None, X), "endog"),
     "empty DataFrame": (lambda: gcf.logit("y ~ x", DF.iloc[:0]), "empty"),
     "empty arrays": (lambda: gc.Logit(np.empty(0), np.empty((0, 2))), "no rows"),
@@ -480,6 +480,7 @@ def test_tiny_samples(y, Xt, separated):
         assert res.df_resid == len(y) - len(Xt[0])
 
 
+@pytest.mark.filterwarnings("ignore::glmclass.DataWarning")  # 10**7 / 12 trials: not whole
 def test_ten_million_rows_of_a_repeated_pattern_as_frequency_weights():
     Xp = np.array([[1, 0.0], [1, 1], [1, 2], [1, 0], [1, 1], [1, 2]])
     yp = np.array([0, 0, 0, 1, 1, 1.0])
@@ -567,7 +568,7 @@ def _fits():
     iris = read("iris")
     out = {
         "formula": gcf.logit("low ~ age + user_transform(lwt) + C(race) + center(age)",
-                             bw).fit(),
+                             bw, eval_env={"user_transform": user_transform}).fit(),
         "arrays": gc.Probit(Y, X).fit(),
     }
     with warnings.catch_warnings():

@@ -19,7 +19,7 @@ from .design import capture_env
 
 
 def _entry(cls: type, name: str, note: str = "") -> Callable:
-    def entry(formula: str, data, eval_env=0, **kwargs):
+    def entry(formula: str, data, eval_env=None, **kwargs):
         return cls.from_formula(formula, data, eval_env=capture_env(eval_env, 1), **kwargs)
 
     entry.__name__ = entry.__qualname__ = name

@@ -15,6 +15,7 @@ checking that the columns come out the same.
 
 from __future__ import annotations
 
+import re
 import types
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,7 +27,6 @@ import pandas as pd
 import patsy
 
 from .design import (
-    _IDENT,
     DesignSpec,
     _missing_message,
     _patsy_message,
@@ -35,6 +35,10 @@ from .design import (
     _with_numpy,
     split_formula,
 )
+from .namespace import FormulaEnvironment, safe_namespace
+
+#: Identifiers in a formula (candidate column names).
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 #: Distinct values remembered per numeric column (for numbers used as categories, ``C(x)``).
 MAX_NUMERIC_LEVELS = 1000
@@ -138,7 +142,10 @@ class PartitionDesign:
 
     def env(self) -> patsy.EvalEnvironment:
         if self._env is None:
-            self._env = _with_numpy(patsy.EvalEnvironment([dict(self.names)]))
+            # checked like the client's: a recipe unpickled on a worker runs nothing else
+            names = dict(self.names)
+            self._env = _with_numpy(FormulaEnvironment([names, safe_namespace()],
+                                                       trusted=bool(names)))
         return self._env
 
     def design_info(self):

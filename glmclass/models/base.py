@@ -80,6 +80,49 @@ def check_option(name: str, value: Any, choices: tuple) -> Any:
     raise ValueError(f"{name} must be {one_of(choices)}, got {value!r}")
 
 
+def real_number(value: Any, what: str) -> float:
+    """``value`` as a float, or a ValueError naming ``what`` (strings, None and bools are not
+    numbers here)."""
+    if isinstance(value, (str, bytes, bool)) or value is None or not isinstance(
+            value, (numbers.Real, np.number)):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def per_column(value: Any, names: list[str], default: float, arg: str) -> np.ndarray:
+    """A per-coefficient setting (``start_params``, prior means and scales) as one float per
+    design column: a scalar, a sequence of one per column, or a dict/Series by column name
+    (columns not named get ``default``). NaN is kept for the caller to judge.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and, where there is one, the column: unknown names, wrong lengths,
+        values that are not numbers (strings, None).
+    """
+    p = len(names)
+    if isinstance(value, (Mapping, pd.Series)):
+        out = np.full(p, float(default))
+        for key, v in dict(value).items():
+            if key not in names:
+                raise ValueError(f"{arg}: {key!r} is not a design column; columns are {names}")
+            out[names.index(key)] = real_number(v, f"{arg} of {key!r}")
+        return out
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{arg} must be a number, one number per column or a dict by column "
+                         f"name; got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{arg} must be numbers, got {value!r}") from None
+    if arr.ndim == 0:
+        return np.full(p, float(arr))
+    if arr.shape != (p,):
+        raise ValueError(f"{arg} has {arr.size} values for {p} design columns ({names}); give "
+                         "one number, one per column, or a dict by column name")
+    return arr.copy()
+
+
 def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndarray | None:
     """Starting values as a float array of ``levels * len(names)`` finite values.
 
@@ -93,14 +136,11 @@ def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndar
         if levels != 1:
             raise ValueError("start_params by name is available for single-equation models; "
                              f"pass an array of {p} values")
-        out = np.zeros(p)
-        for key, v in dict(start_params).items():
-            if key not in names:
-                raise ValueError(f"start_params: {key!r} is not a design column; columns are "
-                                 f"{names}")
-            out[names.index(key)] = float(v)
-        start = out
+        start = per_column(start_params, names, 0.0, "start_params")
     else:
+        if isinstance(start_params, (str, bytes)) or np.ndim(start_params) == 0:
+            raise ValueError(f"start_params must be an array of {p} numbers (one per column of "
+                             f"exog{' and level' if levels > 1 else ''}), got {start_params!r}")
         try:
             start = np.asarray(start_params, dtype=float).ravel()
         except (TypeError, ValueError):
@@ -108,8 +148,11 @@ def check_start(start_params: Any, names: list[str], levels: int = 1) -> np.ndar
     if start.shape != (p,):
         raise ValueError(f"start_params must have {p} values (one per column of exog"
                          f"{' and level' if levels > 1 else ''}), got {start.size}")
-    if not np.all(np.isfinite(start)):
-        raise ValueError("start_params must be finite (no NaN or inf)")
+    bad = ~np.isfinite(start)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        where = f" ({names[j % len(names)]!r}: {start[j]})" if names else ""
+        raise ValueError(f"start_params must be finite (no NaN or inf){where}")
     return start
 
 
@@ -179,31 +222,44 @@ class Model:
         self._construct(from_arrays(endog, exog, missing, **rows), options)
 
     @classmethod
-    def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = 0,
-                     **options):
-        """Build the model from a patsy formula on a pandas DataFrame.
+    def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = None,
+                     engine: str = "patsy", **options):
+        """Build the model from a formula on a pandas DataFrame.
 
         Parameters
         ----------
         formula : str
             ``"y ~ x1 + C(group) + np.log(x2)"``; the response column is taken as it is
-            (labels kept).
+            (labels kept). ``"y ~ ."`` uses every other column (R's ``.``); a binomial GLM
+            accepts counts as ``"successes + failures ~ x"`` or ``"cbind(successes, failures)
+            ~ x"``; ``offset(expr)`` terms are added to the linear predictor.
         data : pandas.DataFrame
         missing : {"drop", "raise"}
             Drop rows with a missing value in any used column (R's ``na.omit``), or raise.
-        eval_env : int or patsy.EvalEnvironment
-            Where names in the formula that are not columns are looked up: the number of frames
-            above the caller (0: the caller's), or an environment.
+        eval_env : None, int, dict or patsy.EvalEnvironment
+            None (the default): the formula may use the data's columns, numpy (``np``) and the
+            formula transforms (``C``, ``I``, ``Q``, ``center``, ``standardize``, ``offset``,
+            ...) only, and nothing else is evaluated. To call your own functions, pass a dict
+            of names (``{"f": f}``), a number of frames above the caller (0: the caller's own
+            namespace) or a patsy ``EvalEnvironment``: the formula is then trusted code.
+        engine : {"patsy", "formulaic"}
+            The library that builds the design; formulaic (an optional dependency) gives the
+            same columns, much faster on large data.
         **options
-            The model's other constructor arguments; per-row arrays (weights, offsets) are
-            aligned with the rows of ``data``.
+            The model's other constructor arguments; per-row arguments (weights, offsets) are
+            arrays aligned with the rows of ``data``, scalars, or names of columns of ``data``.
         """
         env = capture_env(eval_env, 1 + _overrides_above())
         rows = {k: options.pop(k, None) for k in cls._row_args}
-        build = from_formula
         if is_dask(data):  # a Dask DataFrame: the design is built partition by partition
-            from .dask_data import from_dask_formula as build
-        md = build(formula, data, missing, env, **rows)
+            from .dask_data import from_dask_formula
+
+            md = from_dask_formula(formula, data, missing, env, **rows)
+        else:
+            md = from_formula(formula, data, missing, env, engine, **rows)
+        if md.arrays.get("offset") is not None and "offset" not in cls._row_args:
+            raise ValueError(f"{cls.__name__} has no offset: remove the offset() term from "
+                             f"the formula {formula!r}")
         if cls._features_only:
             md = md.without_intercept()
         self = cls.__new__(cls)

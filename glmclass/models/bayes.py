@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 
 from .. import families as F
 from .. import links as L
@@ -31,7 +30,8 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..progress import IterationLog
 from ..results.bayes import BayesGLMResults
 from ..solvers.irls import Control, IRLSFit, Penalty
-from .base import check_option, check_start, fit_control
+from .base import check_option, check_start, fit_control, real_number
+from .base import per_column as _per_column
 from .data import ModelData
 from .glm_base import GLMBase
 
@@ -108,9 +108,16 @@ class BayesBinary(GLMBase):
             if isinstance(prior_scale_intercept, str) and prior_scale_intercept != "flat":
                 raise ValueError(f"prior_scale_intercept must be a positive number or 'flat', "
                                  f"got {prior_scale_intercept!r}")
-            if not float(s0) > 0:
+            if not real_number(s0, "prior_scale_intercept") > 0:
                 raise ValueError(f"prior_scale_intercept must be positive, got {s0}")
             scale[self.intercept_index] = float(s0)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            tiny = ~np.isfinite(1.0 / scale**2)
+        if tiny.any():
+            j = int(np.flatnonzero(tiny)[0])
+            raise ValueError(f"prior_scale of {names[j]!r} is {scale[j]:g}: so small that its "
+                             f"precision 1/scale^2 overflows; a coefficient held at its prior "
+                             f"mean is an offset (use offset=), or give a scale above 1e-150")
         self.prior_mean = mean
         self.prior_scale = scale
 
@@ -316,25 +323,6 @@ class BayesLogit(BayesBinary):
     def _setup(self, data: ModelData, prior_mean=0.0, prior_scale=1.0,
                prior_scale_intercept=None) -> None:
         self._setup_prior(data, L.Logit(), prior_mean, prior_scale, prior_scale_intercept)
-
-
-def _per_column(value, names: list[str], default: float, arg: str) -> np.ndarray:
-    """A prior setting as one float per design column (scalar, sequence, Series or dict)."""
-    p = len(names)
-    if isinstance(value, (Mapping, pd.Series)):
-        out = np.full(p, default)
-        for key, v in dict(value).items():
-            if key not in names:
-                raise ValueError(f"{arg}: {key!r} is not a design column; columns are {names}")
-            out[names.index(key)] = float(v)
-        return out
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        return np.full(p, float(arr))
-    if arr.shape != (p,):
-        raise ValueError(f"{arg} has {arr.size} values for {p} design columns ({names}); give "
-                         "one number, one per column, or a dict by column name")
-    return arr.copy()
 
 
 def _with_groups(precision: np.ndarray, codes: np.ndarray, alpha: np.ndarray) -> np.ndarray:

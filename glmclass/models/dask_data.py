@@ -552,8 +552,14 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     if not hasattr(data, "columns"):
         raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
     aligned = {k: _partitions_of(a, data, k) for k, a in arrays.items()}
-    from ..formula.design import _referenced_columns, split_formula
+    from ..formula.design import _referenced_columns, check_formula, split_formula
+    from ..formula.namespace import formula_env
+    from ..formula.parse import parse
+    from ..formula.spec import complete_rows
 
+    eval_env = formula_env(eval_env)
+    columns = list(data.columns)
+    check_formula(parse(formula, columns), columns, eval_env)  # refused before any reading
     lhs = split_formula(formula)[0]
     cols = _referenced_columns(formula, data._meta)
     if lhs and lhs not in [str(c) for c in cols] and lhs in data.columns:
@@ -564,6 +570,8 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     def pieces():
         for i in range(frame.npartitions):
             piece = frame.get_partition(i).compute()
+            # transforms and levels are learned on the rows the fit uses, as in memory
+            piece = piece[complete_rows(piece)]
             if not n_seen:
                 n_seen.append(len(piece))
             yield piece

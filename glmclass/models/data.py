@@ -2,16 +2,30 @@
 
 Every check raises a ``ValueError`` naming the column, level or argument, and says what to do.
 The caller's arrays and DataFrames are never modified.
+
+The pieces are small functions so that another data source (Dask collections) can reuse them:
+:func:`as_matrix` (a design as floats), :func:`per_row` (one per-row argument: weights, offset,
+exposure), :func:`check_index` (pandas objects paired by label, never silently by position),
+:func:`drop_missing`, and :func:`check_finite` (what the solvers can represent).
 """
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from ..formula.design import DesignSpec, build_design
+from ..formula.design import build_design
+from ..formula.namespace import exposure as log_exposure
+from ..formula.parse import quote
+from ..formula.spec import SpecBase
+from ..results.base import output_index
+
+#: Per-row arguments that name a column of ``data`` on the formula path and are evaluated on new
+#: data at prediction time (as R does with ``offset=``); weights are taken from ``data`` once.
+PREDICTED_BY_NAME = ("offset", "exposure")
 
 
 def intercept_index(X: np.ndarray) -> int | None:
@@ -35,13 +49,15 @@ class ModelData:
     ----------
     exog : ndarray of shape (n_obs, p)
     exog_names : list of str
-    endog : ndarray of shape (n_obs,)
-        Raw response values (encoded later by the model).
+    endog : ndarray of shape (n_obs,) or (n_obs, 2)
+        Raw response values (encoded later by the model); two columns (successes, failures)
+        for a binomial count response.
     endog_name : str
     index : pandas.Index
         Labels of the rows used.
     arrays : dict of str -> ndarray
-        ``offset``, ``freq_weights``, ``var_weights`` aligned with the rows used (None if absent).
+        ``offset``, ``freq_weights``, ``var_weights`` aligned with the rows used (None if absent);
+        ``offset`` includes the formula's ``offset()`` terms and ``log(exposure)``.
     spec : DesignSpec or None
         Present on the formula path.
     n_dropped : int
@@ -59,6 +75,11 @@ class ModelData:
         Positions of the rows used among the rows given (None: every row was used).
     n_source : int or None
         Number of rows given, before rows with missing values were dropped.
+    frame_columns : tuple or None
+        The labels of a DataFrame given as ``exog`` on the array path: new DataFrames are
+        matched by these labels, not by position.
+    exposure : bool
+        Whether ``exposure=`` was given (its log is part of ``offset``).
     """
 
     exog: np.ndarray
@@ -67,7 +88,7 @@ class ModelData:
     endog_name: str
     index: pd.Index
     arrays: dict = field(default_factory=dict)
-    spec: DesignSpec | None = None
+    spec: SpecBase | None = None
     n_dropped: int = 0
     formula: str | None = None
     intercept_index: int | None = None
@@ -88,6 +109,8 @@ class ModelData:
             if n_given != self.nrows else ""
         raise ValueError(f"{name} has {values.shape[0]} values, but the data have {n_given} "
                          f"rows{dropped}")
+    frame_columns: tuple | None = None
+    exposure: bool = False
 
     @property
     def nrows(self) -> int:
@@ -105,29 +128,111 @@ class ModelData:
                        intercept_index=None, feature_mask=keep)
 
     def design(self, newdata) -> np.ndarray:
-        """Design matrix of new data: through the formula, or as given for array models."""
+        """Design matrix of new data: through the formula, or as given for array models (a
+        DataFrame's columns picked by the labels the model was fit with)."""
+        return self._design(newdata)[0]
+
+    def _design(self, newdata) -> tuple[np.ndarray, np.ndarray | None]:
         if self.spec is not None:
-            x = self.spec.exog(newdata)
-            return x if self.feature_mask is None else x[:, self.feature_mask]
-        x = _as_2d(newdata, "exog")
+            x, off = self.spec.design(newdata)
+            return (x if self.feature_mask is None else x[:, self.feature_mask]), off
+        if self.frame_columns is not None and isinstance(newdata, pd.DataFrame):
+            newdata = _by_label(newdata, self.frame_columns)
+        x = as_matrix(newdata, "exog")
         if x.shape[1] != self.exog.shape[1]:
             raise ValueError(
                 f"exog has {x.shape[1]} columns but the model was fit with {self.exog.shape[1]}"
             )
-        return x
+        return x, None
+
+    def new_rows(self, exog=None, offset=None, exposure=None
+                 ) -> tuple[np.ndarray, np.ndarray | None, pd.Index]:
+        """The design, offset and index of the rows to predict.
+
+        Parameters
+        ----------
+        exog : DataFrame or array-like, optional
+            New data; None for the rows the model was fit on.
+        offset, exposure : array-like of shape (n,), optional
+            The offset of those rows (``offset + log(exposure)``); when given they replace the
+            model's offset (in-sample) or the formula's (new data). Without them new data get
+            the offset their formula defines (``offset()`` terms, a column named by
+            ``offset=``/``exposure=``), else none.
+
+        Returns
+        -------
+        X : ndarray of shape (n, p)
+        offset : ndarray of shape (n,) or None
+        index : pandas.Index
+        """
+        if exog is None:
+            X, formula_off, index = self.exog, self.arrays.get("offset"), self.index
+        else:
+            X, formula_off = self._design(exog)
+            index = output_index(exog, X.shape[0])
+        n = X.shape[0]
+        off = None
+        if offset is not None:
+            off = per_row(offset, "offset", n)
+        if exposure is not None:
+            e = log_exposure(per_row(exposure, "exposure", n))
+            off = e if off is None else off + e
+        return X, (formula_off if off is None else off), index
 
 
-def _as_2d(x, name: str) -> np.ndarray:
+def _by_label(frame: pd.DataFrame, labels: tuple) -> pd.DataFrame:
+    """The columns of ``frame`` with the given labels, in that order (raise naming any that
+    are missing)."""
+    missing = [c for c in labels if c not in frame.columns]
+    if missing:
+        raise ValueError(f"new data lack the column{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(repr, missing))}; the model was fit with the "
+                         f"columns {list(labels)} (new DataFrames are matched by column name)")
+    dup = [c for c in labels if list(frame.columns).count(c) > 1]
+    if dup:
+        raise ValueError(f"new data have more than one column named {dup[0]!r}")
+    return frame[list(labels)]
+
+
+# --- the pieces --------------------------------------------------------------------------------
+def _dense(x):
+    """A scipy.sparse matrix as a dense array (the solvers work on dense designs)."""
+    return x.toarray() if hasattr(x, "toarray") and hasattr(x, "tocsr") else x
+
+
+def _kind_message(name: str, label, dt) -> str | None:
+    if dt.kind == "M" or isinstance(dt, pd.DatetimeTZDtype):
+        return (f"{name} column {label!r} holds dates ({dt}); convert it to numbers first, e.g. "
+                "(d - d.min()).dt.days for days since the first date")
+    if dt.kind == "m":
+        return (f"{name} column {label!r} holds time spans ({dt}); convert it to numbers first, "
+                "e.g. t.dt.total_seconds() / 3600 for hours")
+    if dt.kind == "c":
+        return f"{name} column {label!r} is complex ({dt}); a design must be real numbers"
+    if dt.kind not in "biuf":
+        return (f"{name} column {label!r} is not numeric ({dt}); encode it, or use from_formula "
+                "with C(column) to expand it into indicator columns")
+    return None
+
+
+def as_matrix(x, name: str) -> np.ndarray:
+    """A design as a float array of shape (n, p): numpy arrays, pandas objects (nullable dtypes
+    with NA become NaN), scipy.sparse matrices, or lists.
+
+    Raises
+    ------
+    ValueError
+        Naming the column that is not numeric (strings, dates, time spans, complex numbers).
+    """
+    x = _dense(x)
     if isinstance(x, pd.Series):
         x = x.to_frame()
     if isinstance(x, pd.DataFrame):
         # by position: duplicated column labels must not turn x[c] into a DataFrame
         for c, dt in zip(x.columns, x.dtypes, strict=True):
-            if dt.kind not in "biuf":
-                raise ValueError(
-                    f"{name} column {c!r} is not numeric ({dt}); encode it, or use from_formula "
-                    "with C(column) to expand it into indicator columns"
-                )
+            why = _kind_message(name, c, dt)
+            if why:
+                raise ValueError(why)
         return x.to_numpy(dtype=float, na_value=np.nan)
     try:
         arr = np.asarray(x)
@@ -136,13 +241,17 @@ def _as_2d(x, name: str) -> np.ndarray:
                          "array or a DataFrame") from None
     if arr.dtype.kind == "O":
         arr = _object_to_float(arr, name)
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(
-            f"{name} must be numeric, got dtype {arr.dtype}; use from_formula with C(column) "
-            "for categorical columns"
-        )
+    why = _kind_message(name, "", arr.dtype)
+    if why:
+        raise ValueError(why.replace(" column ''", "").replace(
+            "is not numeric", "must be numeric, got dtype"))
     arr = arr.astype(float, copy=False)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be an (n_obs, p) array, got a single value")
     return arr[:, None] if arr.ndim == 1 else arr
+
+
+_as_2d = as_matrix  # the name other modules used
 
 
 def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
@@ -168,63 +277,148 @@ def _names(x, p: int) -> list[str]:
     return [f"x{j + 1}" for j in range(p)]
 
 
+def check_index(name: str, obj, index: pd.Index | None) -> None:
+    """Raise when a pandas object's index differs from the rows' (statsmodels raises too):
+    pandas objects are paired by label, never silently by position."""
+    if index is None or not isinstance(obj, (pd.Series, pd.DataFrame)) or obj.index.equals(index):
+        return
+    if len(obj.index) == len(index):
+        diff = np.flatnonzero(obj.index.to_numpy(dtype=object) != index.to_numpy(dtype=object))
+        j = int(diff[0]) if diff.size else 0
+        where = (f"first difference at position {j}: {_plain(obj.index[j])!r} against "
+                 f"{_plain(index[j])!r}")
+    else:
+        where = f"{len(obj.index)} labels against {len(index)}"
+    raise ValueError(f"{name} and the rows of the data have different indexes ({where}); align "
+                     f"them (e.g. {name}.reindex(exog.index)), or pass {name}.to_numpy() to pair "
+                     "rows by position")
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def per_row(value, name: str, n: int, index: pd.Index | None = None) -> np.ndarray:
+    """One per-row argument (weights, offset, exposure) as n floats; missing values are NaN.
+
+    A scalar is the same value on every row; a pandas object must have the rows' index.
+
+    Raises
+    ------
+    ValueError
+        For a string (a column name needs ``from_formula``), more than one column, a wrong
+        length, non-numeric values or a mismatched index, naming the argument.
+    """
+    if isinstance(value, str):
+        raise ValueError(f"{name}={value!r} names a column: that needs from_formula (with "
+                         "data); with arrays pass the values")
+    if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, bool):
+        return np.full(n, float(value))
+    check_index(name, value, index)
+    a = _dense(value)
+    if isinstance(a, (pd.Series, pd.DataFrame)):
+        a = a.to_numpy(dtype=object, na_value=None) if _nullable(a) else a.to_numpy()
+    a = np.asarray(a)
+    if a.ndim == 0:
+        raise ValueError(f"{name} must be a number or one value per row, got {value!r}")
+    if a.ndim > 1 and a.shape[1:] == (1,) * (a.ndim - 1):
+        a = a.reshape(-1)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (one value per row), got shape {a.shape}")
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} values but the data have {n} rows")
+    if a.dtype.kind == "O":
+        try:
+            return pd.to_numeric(pd.Series(a), errors="raise").to_numpy(dtype=float)
+        except (ValueError, TypeError):
+            bad = next(v for v in a if v is not None and not isinstance(v, numbers.Real))
+            raise ValueError(f"{name} must be numeric, got values like {bad!r}") from None
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {a.dtype} (values like {a[0]!r})")
+    return a.astype(float)
+
+
+def _nullable(obj) -> bool:
+    dts = [obj.dtype] if isinstance(obj, pd.Series) else list(obj.dtypes)
+    return any(getattr(dt, "na_value", None) is pd.NA for dt in dts)
+
+
+def _response_values(endog):
+    """The response as a 1-D array (labels kept, Categoricals kept) or an (n, 2) array of
+    (successes, failures)."""
+    endog = _dense(endog)
+    col = endog
+    if isinstance(endog, pd.DataFrame):
+        if endog.shape[1] == 2:
+            return endog.to_numpy(dtype=float, na_value=np.nan)
+        if endog.shape[1] != 1:
+            raise ValueError(f"endog must be one column (or two: successes, failures), got "
+                             f"{endog.shape[1]}")
+        col = endog.iloc[:, 0]
+    if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):
+        return pd.Categorical(col)  # keeps the category order, which sets the levels
+    y = col.to_numpy() if isinstance(col, (pd.Series, pd.Index)) else np.asarray(col)
+    y = y.ravel() if y.ndim > 1 and y.shape[1:] == (1,) else y
+    if y.ndim == 2 and y.shape[1] == 2 and y.dtype.kind in "biuf":
+        return y.astype(float)
+    if y.ndim != 1:
+        raise ValueError(f"endog must be one-dimensional (one response per row), or two columns "
+                         f"(successes, failures) for a binomial model; got shape {y.shape}")
+    return y
+
+
+def _isna(y) -> np.ndarray:
+    na = np.asarray(pd.isna(y))
+    return na.any(axis=1) if na.ndim == 2 else na
+
+
 def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
-    """Validate the array path: numeric exog, equal lengths, missing values handled.
+    """Validate the array path: numeric exog, equal lengths, aligned indexes, missing values.
 
     Parameters
     ----------
-    endog : array-like of shape (n_obs,)
+    endog : array-like of shape (n_obs,) or (n_obs, 2)
     exog : array-like of shape (n_obs, p)
+        numpy array, pandas DataFrame (its labels are kept and used to select the columns of new
+        DataFrames), or scipy.sparse matrix (made dense).
     missing : {"drop", "raise"}
-    **arrays : array-like of shape (n_obs,) or None
-        Offsets and weights aligned with the rows.
+    **arrays : array-like of shape (n_obs,), scalar or None
+        Offsets, exposures and weights aligned with the rows.
     """
     if missing not in ("drop", "raise"):
         raise ValueError(f"missing must be 'drop' or 'raise', got {missing!r}")
-    x = _as_2d(exog, "exog")
+    if endog is None:
+        raise ValueError("endog is None: pass the response as an array of length n_obs")
+    if isinstance(exog, pd.DataFrame):
+        dup = exog.columns[exog.columns.duplicated()]
+        if len(dup):
+            raise ValueError(f"exog has more than one column named {dup[0]!r}; rename them")
+    x = as_matrix(exog, "exog")
     if x.ndim != 2:
         raise ValueError(f"exog must be 2-dimensional, got shape {x.shape}")
     names = _names(exog, x.shape[1])
-    if endog is None:
-        raise ValueError("endog is None: pass the response as an array of length n_obs")
-    col = endog
-    if isinstance(endog, pd.DataFrame):
-        if endog.shape[1] != 1:
-            raise ValueError(f"endog must be one column, got {endog.shape[1]}")
-        col = endog.iloc[:, 0]
-    if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):
-        y = pd.Categorical(col)  # keeps the category order, which sets the levels
-    else:
-        y = col.to_numpy() if isinstance(col, (pd.Series, pd.Index)) else np.asarray(col)
-        y = y.ravel() if y.ndim > 1 and y.shape[1:] == (1,) else y
-    if y.ndim != 1:
-        raise ValueError(f"endog must be one-dimensional (one response per row), got shape "
-                         f"{y.shape}; for counts of successes and failures pass proportions as "
-                         "endog and the totals as var_weights")
+    y = _response_values(endog)
     n = x.shape[0]
     if n == 0:
         raise ValueError("exog has no rows: there is nothing to fit")
     if y.shape[0] != n:
         raise ValueError(f"endog has {y.shape[0]} rows but exog has {n}")
+    if isinstance(exog, (pd.DataFrame, pd.Series)):
+        check_index("endog", endog, exog.index)
     index = _index(endog, exog, n)
-    arrs = {}
-    for key, a in arrays.items():
-        if a is None:
-            arrs[key] = None
-            continue
-        a = _per_row(a, key)
-        if a.shape[0] != n:
-            raise ValueError(f"{key} has {a.shape[0]} values but exog has {n} rows")
-        arrs[key] = a
-    # a NaN-free sum means no NaN anywhere: skip the n x p mask in the common case
-    bad = (np.isnan(x).any(axis=1) if np.isnan(x.sum()) else np.zeros(n, bool)) | pd.isna(y)
+    pandas_index = index if isinstance(exog, (pd.DataFrame, pd.Series)) or isinstance(
+        endog, (pd.DataFrame, pd.Series)) else None
+    arrs = {k: (per_row(a, k, n, pandas_index) if a is not None else None)
+            for k, a in arrays.items()}
+    _check_exposure(arrs.get("exposure"))
+    bad = (np.isnan(x).any(axis=1) if np.isnan(x.sum()) else np.zeros(n, bool)) | _isna(y)
     for a in arrs.values():
         if a is not None:
             bad |= np.isnan(a)
     if bad.any():
         if missing == "raise":
             cols = [names[j] for j in range(x.shape[1]) if np.isnan(x[:, j]).any()]
-            if pd.isna(y).any():
+            if _isna(y).any():
                 cols.insert(0, "endog")
             cols += [k for k, a in arrs.items() if a is not None and np.isnan(a).any()]
             raise ValueError(
@@ -237,39 +431,80 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
         x, y, index = x[keep], y[keep], index[keep]
         arrs = {k: (a[keep] if a is not None else None) for k, a in arrs.items()}
     x = np.ascontiguousarray(x)
+    frame_columns = tuple(exog.columns) if isinstance(exog, pd.DataFrame) else None
+    arrs, has_exposure = _fold_exposure(arrs, None)
     return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()),
                      None, intercept_index(x), source_rows=np.flatnonzero(~bad) if bad.any()
-                     else None, n_source=n)
+                     else None, n_source=n, frame_columns=frame_columns, exposure=has_exposure)
 
 
-def _per_row(a, key: str) -> np.ndarray:
-    """A per-row array (offset, weights) as float, naming the argument when it is not one."""
-    a = np.asarray(a.to_numpy() if isinstance(a, (pd.Series, pd.DataFrame)) else a)
-    if a.ndim > 1 and a.shape[1:] == (1,) * (a.ndim - 1):
-        a = a.reshape(-1)
-    if a.ndim != 1:
-        raise ValueError(f"{key} must be one-dimensional (one value per row), got shape {a.shape}")
-    try:
-        return a.astype(float)
-    except (ValueError, TypeError):
-        raise ValueError(f"{key} must be numeric, got values like {a[0]!r}") from None
+def _check_exposure(e: np.ndarray | None) -> None:
+    if e is not None:
+        bad = e <= 0
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"exposure must be positive (its log is added to the linear "
+                             f"predictor); row {row} has {e[row]:g}")
+
+
+def _fold_exposure(arrs: dict, formula_offset: np.ndarray | None) -> tuple[dict, bool]:
+    """``offset`` = given offset + the formula's offset + log(exposure); exposure recorded."""
+    arrs = dict(arrs)
+    e = arrs.pop("exposure", None)
+    off = arrs.get("offset")
+    for extra in (formula_offset, None if e is None else log_exposure(e)):
+        if extra is not None:
+            off = extra if off is None else off + extra
+    if "offset" in arrs or off is not None:
+        arrs["offset"] = off
+    return arrs, e is not None
 
 
 def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env=None,
-                 **arrays) -> ModelData:
-    """Validate the formula path; ``arrays`` are aligned with ``data``'s rows; ``eval_env`` is
-    the environment captured at the public entry point."""
-    d = build_design(formula, data, missing, arrays, eval_env=eval_env)
+                 engine: str = "patsy", **arrays) -> ModelData:
+    """Validate the formula path.
+
+    Per-row ``arrays`` are aligned with ``data``'s rows, or name a column of ``data``: weights
+    are then taken from it, an offset or exposure column becomes part of the formula (and is
+    read from new data when predicting, as R does). ``.`` in the formula leaves such columns
+    out. ``eval_env`` is the environment captured at the public entry point.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    extra, exclude, aligned, named_exposure = [], [], {}, False
+    for key, a in arrays.items():
+        if isinstance(a, str):
+            if a not in data.columns:
+                raise ValueError(f"{key}={a!r} is not a column of data; pass a column name or "
+                                 "an array aligned with the rows")
+            exclude.append(a)
+            if key in PREDICTED_BY_NAME:
+                extra.append(f"offset(exposure({quote(a)}))" if key == "exposure"
+                             else f"offset({quote(a)})")
+                named_exposure |= key == "exposure"
+                continue
+            a = data[a]
+        aligned[key] = None if a is None else per_row(a, key, len(data), data.index)
+    _check_exposure(aligned.get("exposure"))
+    d = build_design(formula, data, missing, aligned, eval_env, engine, tuple(extra),
+                     tuple(exclude))
     if d.endog is None:
         raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
-    arrs = {k: (_per_row(a, k)[d.rows] if a is not None else None) for k, a in arrays.items()}
+    arrs = {k: (a[d.rows] if a is not None else None) for k, a in aligned.items()}
+    for key in arrays:
+        arrs.setdefault(key, None)
+    arrs, has_exposure = _fold_exposure(arrs, d.offset)
     y = d.endog
-    values = y.array if isinstance(y.dtype, pd.CategoricalDtype) else y.to_numpy()
+    if isinstance(y, pd.DataFrame):
+        values, name = y.to_numpy(dtype=float), " + ".join(map(str, y.columns))
+    else:
+        values = y.array if isinstance(y.dtype, pd.CategoricalDtype) else y.to_numpy()
+        name = str(y.name)
     names = d.spec.column_names
     icpt = names.index("Intercept") if "Intercept" in names else intercept_index(d.exog)
-    return ModelData(d.exog, names, values, str(y.name), d.index, arrs, d.spec, d.n_dropped,
-                     formula, icpt, frame=data,
-                     source_rows=d.rows if d.n_dropped else None, n_source=len(data))
+    return ModelData(d.exog, names, values, name, d.index, arrs, d.spec, d.n_dropped,
+                     formula, icpt, frame=data, source_rows=d.rows if d.n_dropped else None,
+                     n_source=len(data), exposure=has_exposure or named_exposure)
 
 
 def _index(endog, exog, n: int) -> pd.Index:
@@ -282,16 +517,39 @@ def _index(endog, exog, n: int) -> pd.Index:
 def _endog_name(endog) -> str:
     name = getattr(endog, "name", None)
     if isinstance(endog, pd.DataFrame):
-        name = endog.columns[0]
+        name = endog.columns[0] if endog.shape[1] == 1 else " + ".join(map(str, endog.columns))
     return str(name) if name is not None else "y"
 
 
+#: Largest magnitude whose squares, summed over a design, stay finite in float64 (about
+#: sqrt(1.8e308)): beyond it no Gram matrix or covariance can be formed.
+_SQUARE_LIMIT = 1.3e154
+
+
 def check_finite(data: ModelData) -> None:
-    """Raise on infinite values in the design or the per-row arrays, naming the column."""
-    if not np.isfinite(data.exog.sum()) and not np.all(np.isfinite(data.exog)):  # sum: no mask
-        cols = [data.exog_names[j] for j in range(data.exog.shape[1])
-                if not np.all(np.isfinite(data.exog[:, j]))]
-        raise ValueError(f"exog column {cols[0]!r} has infinite values; remove or cap them")
+    """Raise on infinite values in the design or the per-row arrays, or on values so large that
+    their squares overflow (a Gram matrix or a covariance could not be formed), naming the
+    column.
+
+    One BLAS pass (the sum of squares of X) decides in the common case.
+    """
+    X = data.exog
+    flat = X.reshape(-1) if X.flags.c_contiguous else np.ravel(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(flat @ flat) if flat.size else 0.0
+    if not np.isfinite(total):
+        for j in range(X.shape[1]):
+            col = X[:, j]
+            if not np.all(np.isfinite(col)):
+                raise ValueError(f"exog column {data.exog_names[j]!r} has infinite values; "
+                                 "remove or cap them")
+        big = np.abs(X).max(axis=0)
+        j = int(np.argmax(big))
+        raise ValueError(
+            f"exog column {data.exog_names[j]!r} has values as large as {big[j]:.3g}: their "
+            f"squares overflow double precision (beyond {_SQUARE_LIMIT ** 2:.2g} summed over "
+            "the rows), so no Gram matrix or covariance can be formed; rescale the column "
+            f"(e.g. divide it by {10.0 ** np.floor(np.log10(big[j])):.0e})")
     for key, a in data.arrays.items():
         if a is not None and not np.all(np.isfinite(a)):
             raise ValueError(f"{key} has infinite values")

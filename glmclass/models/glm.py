@@ -199,23 +199,35 @@ class GLM(MLEGLM):
         Precision weights; for the Binomial family with proportions, the number of trials.
     missing : {"drop", "raise"}
         Drop rows with missing values, or raise naming the column.
+    exposure : array-like of shape (n_obs,), optional
+        Positive exposures for a log link (statsmodels' name): ``log(exposure)`` is added to the
+        offset.
 
     Notes
     -----
     The model is immutable: :meth:`fit` returns a new :class:`GLMResults` each call.
+    ``endog`` may also be two columns, (successes, failures), for the Binomial family.
 
     References
     ----------
     McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed.
     """
 
+    _row_args = MLEGLM._row_args + ("exposure",)
+
     def __init__(self, endog, exog, family: F.Family | None = None, offset=None,
-                 freq_weights=None, var_weights=None, missing: str = "drop") -> None:
+                 freq_weights=None, var_weights=None, missing: str = "drop",
+                 exposure=None) -> None:
         super().__init__(endog, exog, missing, family=family, offset=offset,
-                         freq_weights=freq_weights, var_weights=var_weights)
+                         freq_weights=freq_weights, var_weights=var_weights, exposure=exposure)
 
     def _setup(self, data: ModelData, family: F.Family | None = None) -> None:
-        self._set_problem(data, F.Binomial() if family is None else family)
+        family = F.Binomial() if family is None else family
+        if data.exposure and isinstance(family, F.Family) and family.link.name != "log":
+            raise ValueError(f"exposure= is for a log link (log(exposure) is added to the linear "
+                             f"predictor), not {family.link.name!r}; pass offset=np.log(exposure) "
+                             "if that is what you mean")
+        self._set_problem(data, family)
 
 
 class Logit(MLEGLM):

@@ -26,7 +26,7 @@ from ..solvers.gram import column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .base import Model, check_weights
 from .data import ModelData, check_finite
-from .response import binary_response
+from .response import binomial_response
 
 
 def constant(value: float, n: int) -> np.ndarray:
@@ -89,10 +89,15 @@ class GLMProblem:
             raise TypeError(f"family must be a glmclass family, e.g. gc.families.Binomial(); "
                             f"got {family!r}")
         name = data.endog_name
+        n, a = data.nrows, data.arrays
+        trials = None
         if isinstance(family, F.Binomial):
-            y, levels = binary_response(data.endog, name)
+            y, levels, trials = binomial_response(data.endog, name, a.get("var_weights"))
         else:
             levels = None
+            if np.ndim(data.endog) == 2:
+                raise ValueError(f"response {name!r} has two columns (successes, failures): "
+                                 "that is a binomial response; use the Binomial family")
             if np.asarray(data.endog).dtype.kind not in "biuf":
                 raise ValueError(f"response {name!r} must be numeric for the {family.name} "
                                  "family")
@@ -103,13 +108,15 @@ class GLMProblem:
             family.check_endog(y)
         except ValueError as exc:  # the family does not know the column's name
             raise ValueError(f"response {name!r}: {exc}") from None
-        n, a = data.nrows, data.arrays
 
         def given(key: str, default: float) -> np.ndarray:
             return a[key] if a.get(key) is not None else constant(default, n)
 
+        var_weights = given("var_weights", 1.0)
+        if trials is not None:  # counts: the trials are the variance weights of proportions
+            var_weights = trials * var_weights
         self = cls(data, family, y, levels, given("offset", 0.0), given("freq_weights", 1.0),
-                   given("var_weights", 1.0))
+                   var_weights)
         if isinstance(family, F.Binomial):  # zero-weight rows do not count
             used = y[self.prior_weights > 0]
             for value, outcome in ((0.0, "failures"), (1.0, "successes")):

@@ -9,19 +9,48 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import DataWarning, warn_user
 
-def levels_of(y) -> list:
-    """Ordered levels of a response: Categorical order, else sorted unique non-missing values."""
+#: R's tolerance for "non-integer #successes in a binomial glm!" (binomial()$initialize).
+INTEGER_TOL = 1e-3
+
+
+def _check_labels(y, name: str = "endog") -> None:
+    """One label per row, and no complex numbers (they have no order; sorted as text they
+    would flip which level is the success)."""
+    if np.ndim(y) == 2:
+        raise ValueError(f"response {name!r} has two columns (successes, failures), which only "
+                         "a binomial GLM understands; give one label per row")
+    kind = getattr(getattr(y, "dtype", None), "kind", "O")
+    if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in np.asarray(y))):
+        raise ValueError(f"response {name!r} holds complex numbers; give 0/1, bool, labels or "
+                         "real proportions (e.g. y.real)")
+
+
+def levels_of(y, name: str = "endog") -> list:
+    """Ordered levels of a response: Categorical order, else the unique non-missing values
+    sorted as values (numbers numerically, strings alphabetically).
+
+    Raises
+    ------
+    ValueError
+        For complex numbers, two columns, or labels of types that cannot be ordered together
+        (numbers mixed with strings).
+    """
     if isinstance(getattr(y, "dtype", None), pd.CategoricalDtype):
         cats = list(y.dtype.categories) if hasattr(y.dtype, "categories") else list(y.categories)
         present = set(pd.unique(pd.Series(y).dropna()))
         empty = [c for c in cats if c not in present]
         return [c for c in cats if c not in empty]
+    _check_labels(y, name)
     vals = pd.unique(pd.Series(np.asarray(y, dtype=object)).dropna())
     try:
         return sorted(vals)
     except TypeError:
-        return sorted(vals, key=str)
+        kinds = sorted({type(v).__name__ for v in vals})
+        raise ValueError(f"response {name!r} mixes labels of different types ({', '.join(kinds)})"
+                         "; convert them to one type (e.g. y.astype(str)) so that their order "
+                         "is defined") from None
 
 
 def encode(y, levels: list) -> np.ndarray:
@@ -47,6 +76,8 @@ def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
     """
     arr = y.to_numpy() if isinstance(y, pd.Series) else y
     is_cat = isinstance(getattr(arr, "dtype", None), pd.CategoricalDtype)
+    if not is_cat:
+        _check_labels(arr, name)
     kind = getattr(getattr(arr, "dtype", None), "kind", "O")
     if not is_cat and kind in "iuf":
         v = np.asarray(arr, dtype=float)
@@ -63,9 +94,74 @@ def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
             _check_two(distinct.tolist(), name)
             return v, [0, 1]
         return v, None
-    levels = levels_of(arr)
+    levels = levels_of(arr, name)
     _check_two(levels, name)
     return encode(arr, levels).astype(float), levels
+
+
+def binomial_response(y, name: str, var_weights: np.ndarray | None
+                      ) -> tuple[np.ndarray, list | None, np.ndarray | None]:
+    """A binomial GLM's response: labels or 0/1, proportions, or (successes, failures) counts.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,) or (n, 2)
+    name : str
+    var_weights : ndarray of shape (n,) or None
+        The numbers of trials of a proportion response.
+
+    Returns
+    -------
+    y01 : ndarray of shape (n,)
+        0/1 or proportions.
+    levels : list or None
+        ``[failure, success]`` labels; None for proportions and counts.
+    trials : ndarray of shape (n,) or None
+        For counts, successes + failures (to multiply into the variance weights; rows with no
+        trial get weight 0, as R's ``glm``).
+
+    Warns
+    -----
+    DataWarning
+        As R does, when the numbers of successes are not whole numbers: proportions without
+        ``var_weights`` (the numbers of trials), or non-integer counts.
+    """
+    if np.ndim(y) == 2:
+        prop, trials = counts_response(np.asarray(y, dtype=float), name)
+        return prop, None, trials
+    y01, levels = binary_response(y, name)
+    if levels is None:
+        successes = y01 if var_weights is None else y01 * var_weights
+        off = np.abs(successes - np.round(successes)) > INTEGER_TOL
+        if off.any():
+            row = int(np.flatnonzero(off)[0])
+            hint = ("a proportion needs the number of trials as var_weights (statsmodels), or "
+                    "the response as two columns of counts, 'successes + failures ~ ...' "
+                    "(statsmodels) or 'cbind(successes, failures) ~ ...' (R)"
+                    if var_weights is None else "check the counts behind the proportions")
+            warn_user(f"response {name!r}: non-integer numbers of successes in a binomial GLM "
+                      f"(row {row}: {successes[row]:.6g}); {hint}. The log-likelihood, AIC and "
+                      "BIC are then not those of binomial counts.", DataWarning)
+    return y01, levels, None
+
+
+def counts_response(y: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Proportions and numbers of trials of an (n, 2) array of (successes, failures)."""
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"response {name!r}: counts must be finite")
+    if np.any(y < 0):
+        raise ValueError(f"response {name!r}: counts of successes and failures must be "
+                         f"non-negative, got {y[(y < 0).any(axis=1)][0].tolist()}")
+    if np.any(np.abs(y - np.round(y)) > INTEGER_TOL):
+        warn_user(f"response {name!r}: non-integer counts in a binomial GLM (as R warns); the "
+                  "log-likelihood is not that of binomial counts", DataWarning)
+    trials = y[:, 0] + y[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prop = np.where(trials > 0, y[:, 0] / trials, 0.0)
+    if not np.any(trials > 0):
+        raise ValueError(f"response {name!r} has no trials (successes + failures is 0 on every "
+                         "row)")
+    return prop, trials
 
 
 def _check_two(levels: list, name: str) -> None:
@@ -93,7 +189,7 @@ def multiclass_response(y, name: str = "endog", ref=None) -> tuple[np.ndarray, l
         Levels with the reference level first.
     """
     arr = y.to_numpy() if isinstance(y, pd.Series) else y
-    levels = levels_of(arr)
+    levels = levels_of(arr, name)
     if len(levels) < 2:
         raise ValueError(f"response {name!r} has a single class: there is nothing to classify")
     if ref is not None:

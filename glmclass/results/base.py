@@ -129,6 +129,8 @@ def check_which(which: str, allowed: tuple[str, ...]) -> str:
 
 def output_index(exog, n: int) -> pd.Index:
     """The index of predictions for new data: the caller's pandas index, else 0..n-1."""
+    if isinstance(exog, pd.Series) and n == 1 and len(exog) != 1:
+        return pd.Index([exog.name])  # one row of a formula model, by column name
     if isinstance(exog, (pd.DataFrame, pd.Series)):
         return exog.index
     return pd.RangeIndex(n)

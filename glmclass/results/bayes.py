@@ -21,7 +21,7 @@ from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
-from .base import LikelihoodMixin, WaldMixin, check_which, num, output_index
+from .base import LikelihoodMixin, WaldMixin, check_which, num
 from .glm_base import GLMBaseResults
 from .io import SaveMixin, require_data
 from .prediction import PredictionResults, glm_prediction
@@ -203,15 +203,15 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, Sav
 
     # --- prediction ---------------------------------------------------------------------------
     def _design(self, exog, offset):
-        m, keep = self.model, self._keep
+        """Design on the kept columns, offset and index of the rows to predict
+        (:meth:`glmclass.models.data.ModelData.new_rows`)."""
+        keep = self._keep
         if exog is None:
             require_data(self, "in-sample prediction")
-            return (m.exog if keep.all() else m.exog[:, keep]), m.offset, m.data.index
-        X = m.design(exog)[:, keep]
-        off = None if offset is None else np.asarray(offset, dtype=float).ravel()
-        if off is not None and off.shape != (X.shape[0],):
-            raise ValueError(f"offset has {off.size} values for {X.shape[0]} rows")
-        return X, off, output_index(exog, X.shape[0])
+        X, off, index = self.model.data.new_rows(exog, offset)
+        if exog is None and offset is None:
+            off = self.model.offset
+        return (X if keep.all() else X[:, keep]), off, index
 
     def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
         """Laplace-posterior summaries of predictions, in the form of

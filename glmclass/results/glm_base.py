@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from .base import check_which, output_index, row_key
+from .base import check_which, row_key
 
 
 class GLMBaseResults:
@@ -146,20 +146,20 @@ class GLMBaseResults:
         return self.model.problem.loglik(self._null_eta, self.nobs)
 
     # --- prediction ---------------------------------------------------------------------------
-    def _linear(self, exog, offset) -> tuple[np.ndarray, pd.Index | None, np.ndarray | None]:
+    def _linear(self, exog, offset, exposure=None
+                ) -> tuple[np.ndarray, pd.Index | None, np.ndarray | None]:
         """eta of the rows to predict, their index, and their design on the kept columns
-        (None in-sample)."""
+        (None in-sample). A given offset (or exposure) replaces the model's or the formula's
+        (:meth:`glmclass.models.data.ModelData.new_rows`)."""
         m = self.model
-        if exog is None:
+        if exog is None and offset is None and exposure is None:
             return self._eta, m.data.index, None
-        X = m.design(exog)[:, self._keep]
+        X, off, index = m.data.new_rows(exog, offset, exposure)
+        X = X if self._keep.all() else X[:, self._keep]
         eta = X @ self.params.to_numpy()[self._keep]
-        if offset is not None:
-            off = np.asarray(offset, dtype=float).ravel()
-            if off.shape != eta.shape:
-                raise ValueError(f"offset has {off.size} values for {eta.size} rows")
+        if off is not None:
             eta = eta + off
-        return eta, output_index(exog, eta.size), X
+        return eta, index, (X if exog is not None else None)
 
     def _labels(self, p: np.ndarray, threshold: float, index) -> pd.Series:
         levels = self.model.levels

@@ -14,7 +14,7 @@ from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
-from .base import LikelihoodMixin, check_which, coef_table, num, output_index, row_key
+from .base import LikelihoodMixin, check_which, coef_table, num, row_key
 from .glm import METHOD_LABEL, gradient_note
 from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
@@ -270,17 +270,15 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return pd.Series(labels, index=index, name="class")
 
     def _design(self, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
-        """Design, offset and index of the rows to predict (in-sample for ``exog=None``)."""
+        """Design, offset and index of the rows to predict (in-sample for ``exog=None``;
+        :meth:`glmclass.models.data.ModelData.new_rows`)."""
         m = self.model
         if exog is None:
             require_data(self, "in-sample prediction")
-            return m.exog, m.offset, m.data.index
-        X = m.data.design(exog)
-        n = X.shape[0]
-        off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float).ravel()
-        if off.shape[0] != n:
-            raise ValueError(f"offset has {off.shape[0]} values but exog has {n} rows")
-        return X, off, output_index(exog, n)
+        X, off, index = m.data.new_rows(exog, offset)
+        if off is None:
+            off = m.offset if exog is None else np.zeros(X.shape[0])
+        return X, off, index
 
     @cached_property
     def _natural_order(self) -> list[int]:

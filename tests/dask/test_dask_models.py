@@ -257,8 +257,13 @@ def test_messages_match_memory(frame, ddf):
         gc.Logit.from_formula("y ~ x", ddf[ddf.y])
     with pytest.raises(ValueError, match="freq_weights must be finite and non-negative"):
         gc.Logit.from_formula("y ~ x", ddf, freq_weights=-ddf.w)
-    with pytest.raises(ValueError, match="not a column"):
+    with pytest.raises(ValueError, match="neither a column") as lazy:
         gc.Logit.from_formula("y ~ nothere", ddf)
+    with pytest.raises(ValueError) as mem:
+        gc.Logit.from_formula("y ~ nothere", frame)
+    assert str(lazy.value) == str(mem.value)  # one check, before any partition is read
+    with pytest.raises(gc.UnsafeFormulaError, match="__import__"):
+        gc.Logit.from_formula("y ~ I(x + 0*__import__('os').getpid())", ddf)
     with pytest.raises(TypeError, match="Dask Series"):
         gc.Logit.from_formula("y ~ x", ddf, freq_weights=frame.w.to_numpy())
 

@@ -61,8 +61,11 @@ def fatal(x):
 def test_fits_run_on_the_workers(client, frame):
     ddf = dd.from_pandas(frame, npartitions=4)
     f = "y ~ scaled(x) + center(z) + C(g)"
-    mem = gc.Logit.from_formula(f, frame, freq_weights=frame.w, offset=frame.off).fit()
-    lazy = gc.Logit.from_formula(f, ddf, freq_weights=ddf.w, offset=ddf.off).fit()
+    env = {"scaled": scaled}  # a trusted function of the user's, shipped to the workers
+    mem = gc.Logit.from_formula(f, frame, freq_weights=frame.w, offset=frame.off,
+                                eval_env=env).fit()
+    lazy = gc.Logit.from_formula(f, ddf, freq_weights=ddf.w, offset=ddf.off,
+                                 eval_env=env).fit()
     assert lazy.model.data.persisted
     assert sum(len(keys) for keys in client.has_what().values()) > 0  # parts on the workers
     np.testing.assert_allclose(lazy.params, mem.params, rtol=1e-10)
@@ -108,4 +111,4 @@ def test_a_task_that_keeps_killing_workers_is_a_clear_error(client, frame):
 
     ddf = dd.from_pandas(frame, npartitions=2)
     with pytest.raises(KilledWorker, match="died"):
-        gc.Logit.from_formula("y ~ fatal(x)", ddf).fit()
+        gc.Logit.from_formula("y ~ fatal(x)", ddf, eval_env={"fatal": fatal}).fit()

@@ -120,7 +120,7 @@ def test_weights_are_aligned_with_data_rows():
     w2[9] = np.nan
     res2 = gc.Logit.from_formula("y ~ x", DF, freq_weights=w2).fit()
     assert res2.model.data.n_dropped == 1 and res2.nobs == np.nansum(w2)
-    with pytest.raises(ValueError, match="freq_weights has 3 values but data has 200 rows"):
+    with pytest.raises(ValueError, match="freq_weights has 3 values but the data have 200 rows"):
         gc.Logit.from_formula("y ~ x", DF, freq_weights=[1, 2, 3])
 
 
@@ -145,9 +145,13 @@ def test_user_function_in_the_callers_scope():
     def cube(v):
         return v ** 3
 
-    res = gcf.logit("y ~ cube(x / 10)", DF).fit()
+    res = gcf.logit("y ~ cube(x / 10)", DF, eval_env=0).fit()
     assert "cube(x / 10)" in res.params.index
     assert res.predict(DF.head(2)).shape == (2,)
+    by_dict = gcf.logit("y ~ cube(x / 10)", DF, eval_env={"cube": cube}).fit()
+    np.testing.assert_array_equal(by_dict.params, res.params)
+    with pytest.raises(gc.UnsafeFormulaError, match="'cube'.*eval_env"):
+        gcf.logit("y ~ cube(x / 10)", DF)  # not without asking: formulas are code
 
 
 def test_formula_errors():

@@ -96,8 +96,8 @@ def test_formula_names_are_the_callers_through_every_entry_point():
     def twice(v):
         return 2 * v
 
-    a = gc.Logit.from_formula("y ~ twice(x1)", DF).fit()
-    b = gcf.logit("y ~ twice(x1)", DF).fit()
+    a = gc.Logit.from_formula("y ~ twice(x1)", DF, eval_env=0).fit()
+    b = gcf.logit("y ~ twice(x1)", DF, eval_env=0).fit()
     c = gc.Logit.from_formula("y ~ x1", DF.assign(x1=2 * DF.x1)).fit()
     np.testing.assert_allclose(a.params.to_numpy(), c.params.to_numpy(), rtol=1e-10)
     np.testing.assert_allclose(b.params.to_numpy(), c.params.to_numpy(), rtol=1e-10)
@@ -114,7 +114,7 @@ def test_a_subclass_that_overrides_from_formula_keeps_the_callers_names():
     def shift(v):
         return v + 1.0
 
-    res = Tagged.from_formula("y ~ shift(x1)", DF).fit()
+    res = Tagged.from_formula("y ~ shift(x1)", DF, eval_env=0).fit()
     ref = gc.Logit.from_formula("y ~ x1", DF.assign(x1=DF.x1 + 1.0)).fit()
     np.testing.assert_allclose(res.params.to_numpy(), ref.params.to_numpy(), rtol=1e-10)
 

@@ -1087,3 +1087,4 @@ source(file.path("tests", "reference", "r", "naive_bayes.R"))  # -> naive_bayes.
 ## scaling), the perceptron, and the MLEs the gradient methods must reach
 source(file.path(refdir, "r", "chapter.R"))
 source(file.path("tests", "reference", "r", "inference.R"))  # -> inference.json
+source(file.path(refdir, "r", "formula_terms.R"))  # formula_terms.json
