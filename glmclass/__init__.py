@@ -5,6 +5,7 @@
 """
 
 from . import datasets, families, links, summary
+from . import plot as plot  # glmclass.plot imports matplotlib when a plot is drawn, not here
 from .compare import compare
 from .errors import (
     ConvergenceWarning,
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BayesGLM", "BayesLogit",
     "GLM", "Logit", "Probit", "MNLogit", "compare", "datasets", "families", "links", "summary",
+    "plot",
     "LDA", "QDA", "BernoulliNB", "GaussianNB",
     "lrtest", "anova", "load",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",

@@ -162,7 +162,7 @@ class Summary:
         return self.as_text()
 
     def _repr_html_(self) -> str:
-        return self.as_html()
+        return _HTML_STYLE + self.as_html()
 
     # --- text -----------------------------------------------------------------------------
     def _table_lines(self, df: pd.DataFrame) -> list[list[str]]:
@@ -275,3 +275,25 @@ class Summary:
         out.extend(tex(n) + r"\\" for n in self.notes)
         out.append(r"\end{center}")
         return "\n".join(out)
+
+
+# Styling of the HTML view in Jupyter and in the documentation site, scoped to the report's class
+# and written against the structure as_html() emits (header rows: th td th td; coefficient
+# tables: a first row of th only, then th + td...), so the markup itself stays plain. The class
+# is doubled to outrank JupyterLab's own table rules (two classes and an element).
+_HTML_STYLE = """<style>
+.glmclass-summary.glmclass-summary { overflow-x: auto; }
+.glmclass-summary.glmclass-summary h4 { margin: 0.3em 0 0.5em; font-size: 1.1em; }
+.glmclass-summary.glmclass-summary table { border-collapse: collapse; margin: 0 0 0.9em;
+  border: none; font-size: 0.92em; font-variant-numeric: tabular-nums; }
+.glmclass-summary.glmclass-summary th, .glmclass-summary.glmclass-summary td {
+  padding: 0.12em 0.65em; border: none; white-space: nowrap; vertical-align: baseline; }
+.glmclass-summary.glmclass-summary th { text-align: left; font-weight: 600; }
+.glmclass-summary.glmclass-summary td {
+  text-align: right; font-family: ui-monospace, Menlo, Consolas, monospace; }
+.glmclass-summary.glmclass-summary td + th { padding-left: 2.2em; }
+.glmclass-summary.glmclass-summary th + th { text-align: right; border-bottom: 1px solid; }
+.glmclass-summary.glmclass-summary th:empty { border-bottom: 1px solid; }
+.glmclass-summary.glmclass-summary p { margin: 0.2em 0; font-size: 0.88em; }
+</style>
+"""

@@ -76,8 +76,23 @@ def test_alpha_changes_the_interval_columns():
 def test_deterministic_across_calls_and_fits():
     a, b = fit().summary(), fit().summary()
     assert a.as_text() == b.as_text() == str(a) == repr(a)
-    assert a.as_html() == b.as_html() == a._repr_html_()
+    assert a.as_html() == b.as_html()
+    assert a._repr_html_() == b._repr_html_()
     assert a.as_latex() == b.as_latex()
+
+
+def test_jupyter_view_is_the_html_report_with_a_scoped_style():
+    """Jupyter shows as_html() after a <style> block whose rules apply inside the report only,
+    never to the rest of the notebook."""
+    import re
+
+    s = fit().summary()
+    html = s._repr_html_()
+    style, report = html.split("</style>\n", 1)
+    assert style.startswith("<style>") and report == s.as_html()
+    selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", style.removeprefix("<style>"))
+                 for sel in rule.split(",")]
+    assert selectors and all(sel.startswith(".glmclass-summary") for sel in selectors)
 
 
 def test_no_dates_or_times():

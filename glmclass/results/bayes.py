@@ -38,7 +38,7 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, Sav
     bse : pandas.Series
         Posterior standard deviations, sqrt(diag S_N).
     tvalues, pvalues : pandas.Series
-        mode / sd, and the two-sided tail probability 2 Phi(-|mode / sd|) of the Laplace
+        ``mode / sd``, and the two-sided tail probability ``2 Phi(-|mode / sd|)`` of the Laplace
         posterior: twice the posterior probability that the coefficient has the other sign.
         These are posterior summaries, not frequentist tests.
     prior_mean, prior_scale : pandas.Series

@@ -372,7 +372,7 @@ class QDAResults(GenerativeResults):
     covariance : dict of level -> pandas.DataFrame
         Class covariances (after any regularisation).
     log_det : pandas.Series
-        ln |Sigma_k| by level (MASS ``ldet``).
+        ``ln |Sigma_k|`` by level (MASS ``ldet``).
     cov_type : {"mle", "unbiased"}
     reg_lambda, reg_gamma : float
     """

@@ -1,0 +1,293 @@
+"""Pictures of estimates and of fits: coefficient forest plots, the evidence curve of a
+Bayesian logistic regression, loss histories of gradient fits and regularisation paths."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import _common as C
+
+
+def _named(results, labels) -> list[tuple[str, object]]:
+    """(label, results) pairs from one results object, a sequence or a mapping of them."""
+    if isinstance(results, Mapping):
+        return [(str(k), v) for k, v in results.items()]
+    if isinstance(results, (list, tuple)):
+        if labels is not None and len(labels) != len(results):
+            raise ValueError(f"labels has {len(labels)} names for {len(results)} results")
+        names = labels if labels is not None else [_default_name(r, i)
+                                                   for i, r in enumerate(results)]
+        return list(zip(map(str, names), results, strict=True))
+    name = labels if isinstance(labels, str) else _default_name(results, 0)
+    return [(name, results)]
+
+
+def _default_name(results, i: int) -> str:
+    method = getattr(results, "method", None)
+    if isinstance(method, str):
+        return method
+    model = getattr(results, "model", None)
+    return type(model).__name__ if model is not None else f"fit {i + 1}"
+
+
+# --- coefficients -------------------------------------------------------------------------------
+
+
+def _coef_frame(results, alpha: float) -> pd.DataFrame:
+    """Estimates and intervals as one frame: columns ``group``, ``term``, ``coef``, ``lower``,
+    ``upper``; ``group`` is the level of a multinomial model (None otherwise)."""
+    params, ci = results.params, results.conf_int(alpha)
+    if isinstance(params, pd.DataFrame):           # MNLogit: design columns x levels
+        rows = []
+        for lv in params.columns:
+            for term in params.index:
+                lo, hi = ci.loc[(lv, term)]
+                rows.append((lv, term, params.loc[term, lv], lo, hi))
+        return pd.DataFrame(rows, columns=["group", "term", "coef", "lower", "upper"])
+    ci = ci.loc[params.index]
+    return pd.DataFrame({"group": None, "term": params.index, "coef": params.to_numpy(),
+                         "lower": ci.iloc[:, 0].to_numpy(), "upper": ci.iloc[:, 1].to_numpy()})
+
+
+def _is_intercept(term) -> bool:
+    return str(term) in ("Intercept", "const", "(Intercept)")
+
+
+def coefficients(results, *, alpha: float = 0.05, odds_ratios: bool = False,
+                 intercept: bool = False, terms=None, labels=None, ax=None):
+    """Forest plot of the estimates with their confidence (or credible) intervals.
+
+    Parameters
+    ----------
+    results : results object, or a list or dict of them
+        Anything with ``params`` and ``conf_int(alpha)``: GLM, Logit, Probit, MNLogit (one
+        colour per level), BayesLogit (posterior intervals). Several results are drawn side by
+        side, one colour each (e.g. a logit and its Bayesian or Firth counterpart).
+    alpha : float
+        Intervals of coverage ``1 - alpha``.
+    odds_ratios : bool
+        Plot ``exp(coef)`` and ``exp(interval)`` on a logarithmic axis, with the reference line
+        at 1 (odds ratios for a logit link).
+    intercept : bool
+        Include the intercept (its scale usually dwarfs the slopes).
+    terms : list of str, optional
+        The terms to show, in this order (default: all, in design order).
+    labels : str or list of str, optional
+        Legend names of the results (default: their fit method or model class, or the keys
+        of a dict).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One error bar per (results, level) with terms on the y axis, first at the top, and a
+        dotted reference line at 0 (or 1).
+    """
+    fits = _named(results, labels)
+    frames = []
+    for name, res in fits:
+        f = _coef_frame(res, alpha)
+        f["series"] = name if f["group"].isna().all() else \
+            [f"{name}: {C.label(g)}" if len(fits) > 1 else C.label(g) for g in f["group"]]
+        frames.append(f)
+    table = pd.concat(frames, ignore_index=True)
+    if not intercept:
+        table = table[~table["term"].map(_is_intercept)]
+    order = list(dict.fromkeys(table["term"])) if terms is None else list(terms)
+    missing = [t for t in order if t not in set(table["term"])]
+    if missing:
+        raise ValueError(f"terms {missing} are not estimated by the model(s); they have "
+                         f"{list(dict.fromkeys(table['term']))}")
+    rank = {t: i for i, t in enumerate(order)}
+    table = table[table["term"].isin(order)]
+    table = table.iloc[np.argsort(table["term"].map(rank).to_numpy(), kind="stable")]
+    if odds_ratios:
+        table = table.assign(**{c: np.exp(table[c]) for c in ("coef", "lower", "upper")})
+    ax = C.get_axes(ax, figsize=(6.4, 1.2 + 0.45 * len(order)))
+    series = list(dict.fromkeys(table["series"]))
+    step = 0.7 / max(len(series), 1)
+    pos = {t: len(order) - 1 - i for i, t in enumerate(order)}   # first term at the top
+    for j, s in enumerate(series):
+        t = table[table["series"] == s]
+        # the first series on top within each term, as in the legend
+        ypos = np.array([pos[v] for v in t["term"]]) + ((len(series) - 1) / 2 - j) * step
+        err = np.vstack([t["coef"] - t["lower"], t["upper"] - t["coef"]])
+        ax.errorbar(t["coef"], ypos, xerr=err, fmt="o", capsize=3, markersize=5,
+                    label=s if len(series) > 1 else None)
+    ax.axvline(1.0 if odds_ratios else 0.0, color="0.4", linestyle=":", linewidth=1)
+    ax.set_yticks(range(len(order)), [str(t) for t in reversed(order)])
+    ax.set_ylim(-0.6, len(order) - 0.4)
+    level = int(round(100 * (1 - alpha)))
+    if odds_ratios:
+        _log_axis(ax)
+        ax.set_xlabel(f"{_or_name(fits)} ({level}% interval, log scale)")
+    else:
+        ax.set_xlabel(f"Coefficient ({level}% interval)")
+    if len(series) > 1:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def _log_axis(ax) -> None:
+    """A logarithmic x axis labelled 0.5, 1, 2, 5, ... rather than 5 x 10^-1."""
+    from matplotlib import ticker
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def _or_name(fits) -> str:
+    links = {getattr(getattr(getattr(r.model, "family", None), "link", None), "name", None)
+             for _, r in fits}
+    return "Odds ratio" if links <= {"logit", None} else "exp(coefficient)"
+
+
+# --- evidence -----------------------------------------------------------------------------------
+
+
+def evidence_curve(results, alphas=None, group=None, *, components: bool = False, ax=None):
+    """Plot the Laplace log evidence of a Bayesian logistic regression against the prior
+    precision (BayesLogit's ``evidence_curve``).
+
+    Parameters
+    ----------
+    results : BayesLogit results, or the DataFrame its ``evidence_curve()`` returned
+        The fitted model (the curve is computed) or a curve already computed.
+    alphas : array-like of float, optional
+        Prior precisions ``alpha = 1 / prior_scale**2`` to evaluate (see
+        ``BayesGLMResults.evidence_curve``); ignored for a DataFrame.
+    group : str, optional
+        The prior group whose precision varies (default: the first).
+    components : bool
+        Also draw the log-likelihood at the mode and the log prior density, whose sum with
+        the Occam term is the evidence.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The curve on a logarithmic alpha axis, its maximum marked, and a vertical line at the
+        fitted model's precision (when ``results`` is a fit).
+    """
+    if isinstance(results, pd.DataFrame):
+        curve, fitted = results, None
+    else:
+        curve = results.evidence_curve(alphas, group)
+        names = list(results.alpha.index)
+        fitted = float(results.alpha.iloc[0 if group is None else names.index(group)])
+    needed = {"alpha", "log_evidence"}
+    if not needed <= set(curve.columns):
+        raise ValueError(f"an evidence curve needs the columns {sorted(needed)}; got "
+                         f"{list(curve.columns)}")
+    ax = C.get_axes(ax)
+    a, ev = curve["alpha"].to_numpy(), curve["log_evidence"].to_numpy()
+    line, = ax.semilogx(a, ev, label="log evidence (Laplace)")
+    if components:
+        for col, style, text in (("llf", "--", "log-likelihood at the mode"),
+                                 ("log_prior", ":", "log prior density at the mode")):
+            if col in curve.columns:
+                ax.semilogx(a, curve[col], style, label=text)
+    best = int(np.nanargmax(ev))
+    ax.plot([a[best]], [ev[best]], "o", color=line.get_color(),
+            label=f"maximum on the grid: alpha = {a[best]:.3g}")
+    if fitted is not None and np.isfinite(fitted):
+        ax.axvline(fitted, color="0.3", linestyle="-.", linewidth=1,
+                   label=f"fitted: alpha = {fitted:.3g}")
+    ax.set(xlabel="Prior precision alpha = 1 / prior_scale^2", ylabel="Log evidence")
+    ax.legend(fontsize="small")
+    return ax
+
+
+# --- fit histories ------------------------------------------------------------------------------
+
+
+def loss_history(results, *, reference: float | None = None, labels=None, ax=None):
+    """Plot the loss after each iteration or epoch of one or more fits.
+
+    Parameters
+    ----------
+    results : results object, or a list or dict of them
+        Anything with a ``history`` attribute, a sequence of losses (the gradient fits of
+        ``Logit.fit(method="gd" | "sgd" | "minibatch")``: the deviance per epoch; a
+        perceptron: misclassified rows per epoch) and optionally ``method`` (its legend name).
+        A pandas Series names the axes by its name and index name.
+    reference : float, optional
+        Plot ``loss - reference`` on a logarithmic axis instead, e.g. the deviance of the
+        IRLS fit, to compare rates of convergence.
+    labels : str or list of str, optional
+        Legend names (default: each result's ``method``, or the keys of a dict).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per fit, starting at iteration (epoch) 1.
+    """
+    fits = _named(results, labels)
+    ax = C.get_axes(ax)
+    yname, xname = None, None
+    for name, res in fits:
+        hist = getattr(res, "history", None)
+        if hist is None:
+            raise TypeError(f"{type(res).__name__} has no history: fit by a gradient method "
+                            "(method='gd', 'sgd' or 'minibatch') to record one")
+        if isinstance(hist, pd.Series):
+            yname = yname or hist.name
+            xname = xname or hist.index.name
+        values = np.asarray(hist, dtype=float).ravel()
+        x = np.arange(1, values.size + 1)
+        if reference is not None:
+            excess = values - float(reference)
+            ax.semilogy(x, np.where(excess > 0, excess, np.nan), label=name)
+        else:
+            ax.plot(x, values, label=name)
+    what = str(yname) if yname else "loss"
+    ax.set(xlabel=str(xname) if xname else "iteration",
+           ylabel=f"{what} - {reference:g}" if reference is not None else what)
+    if len(fits) > 1 or labels is not None:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def regularization_path(path: pd.DataFrame, *, intercept: bool = False, log: bool = True,
+                        ax=None):
+    """Plot coefficients against the penalty: one line per coefficient.
+
+    Parameters
+    ----------
+    path : pandas.DataFrame
+        Coefficients by penalty: index the penalty ``alpha``, one column per coefficient.
+    intercept : bool
+        Include an intercept column (it is not penalised, so usually left out).
+    log : bool
+        Logarithmic penalty axis.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One labelled line per coefficient and a dotted line at zero.
+    """
+    if not isinstance(path, pd.DataFrame):
+        raise TypeError("path must be a DataFrame: index the penalty, one column per "
+                        f"coefficient; got {type(path).__name__}")
+    cols = [c for c in path.columns if intercept or not _is_intercept(c)]
+    ax = C.get_axes(ax)
+    a = np.asarray(path.index, dtype=float)
+    for c in cols:
+        ax.plot(a, path[c].to_numpy(dtype=float), label=str(c))
+    if log:
+        ax.set_xscale("log")
+    ax.axhline(0.0, color="0.4", linestyle=":", linewidth=1)
+    ax.set(xlabel=str(path.index.name or "alpha"), ylabel="Coefficient")
+    ax.legend(fontsize="small")
+    return ax
