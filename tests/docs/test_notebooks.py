@@ -13,11 +13,18 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.i
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_without_errors(docs_tree, path):
+def test_notebook_runs_without_errors_and_draws(docs_tree, path):
     error = docs_tree.execute(path.name)
     assert error is None, f"{path.name} failed:\n{error}"
+    import nbformat
+
+    nb = nbformat.read(docs_tree.notebooks / path.name, as_version=4)
+    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
+                 for o in c.get("outputs", []))
+    assert images >= 1, f"{path.name} drew no figure"
 
 
 def test_a_notebook_per_model_family_and_a_tour():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"tour", "glm_links", "multinomial", "generative", "bayes_evidence"} <= names
+    assert {"tour", "glm_links", "multinomial", "generative", "bayes_evidence",
+            "discriminant_functions", "perceptron", "gradient_fitting", "robust_link"} <= names
