@@ -133,10 +133,9 @@ class FirthLogit(GLMBase):
         p = self.problem
         pw = np.asarray(p.prior_weights, dtype=float)
         pos = pw > 0
-        X = self.exog if pos.all() else self.exog[pos]
-        take = (lambda a: np.asarray(a, dtype=float)) if pos.all() else (
-            lambda a: np.asarray(a, dtype=float)[pos])
-        return X, take(p.endog), take(pw), take(p.offset), pos
+        if pos.all():
+            return self.exog, p.endog, pw, np.asarray(p.offset, dtype=float), pos
+        return self.exog[pos], p.endog[pos], pw[pos], np.asarray(p.offset)[pos], pos
 
     def _embed(self, fit: FirthFit, aliased: np.ndarray, pos: np.ndarray) -> FirthFit:
         """The fit on all design columns (NaN for aliased ones, zero rows in the information)

@@ -203,8 +203,10 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
     coef = np.zeros(k) if start is None else np.array(start, dtype=float)
     st = _state(X, y, weights, offset, coef)
     if not np.isfinite(st.penalized):
-        raise ValueError("start_params give a singular information matrix (fitted "
-                         "probabilities of exactly 0 or 1); start nearer 0")
+        raise ValueError("the starting coefficients (start_params, default 0) give fitted "
+                         "probabilities of exactly 0 or 1 on so many rows that the information "
+                         "matrix is singular; give start_params nearer the data's log-odds, or "
+                         "check the offset")
     obj_old = -2.0 * st.penalized
     history: list[float] = []
 

@@ -272,6 +272,15 @@ def test_compare_uses_the_ordinary_likelihood(endo):
     assert firth.bic == pytest.approx(-2 * firth.llf + 4 * np.log(79))
 
 
+def test_lrtest_and_anova_refuse_firth_fits(endo):
+    small = gcf.firthlogit("HG ~ PI + EH", endo).fit()
+    big = gcf.firthlogit("HG ~ NV + PI + EH", endo).fit()
+    with pytest.raises(ValueError, match="plr_test"):
+        gc.lrtest(small, big)
+    with pytest.raises(ValueError, match="FirthLogit"):
+        gc.anova(small, big)
+
+
 def test_fit_is_fresh_and_model_immutable(endo):
     model = gcf.firthlogit("HG ~ NV + PI + EH", endo)
     a, b = model.fit(), model.fit()
@@ -300,6 +309,11 @@ def test_convergence_warning_and_disp(endo, capsys):
     gcf.firthlogit("HG ~ NV + PI + EH", endo).fit(disp=True)
     out = capsys.readouterr().out
     assert "penalised deviance" in out and len(out.splitlines()) > 3
+
+
+def test_a_start_with_certain_probabilities_is_refused(endo):
+    with pytest.raises(ValueError, match="start_params"):
+        gcf.firthlogit("HG ~ NV + PI + EH", endo).fit(start_params={"Intercept": 1e4})
 
 
 def test_start_params(endo, endo_res):
