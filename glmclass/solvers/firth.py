@@ -7,7 +7,7 @@ For the logit link the gradient of ``l*`` is Firth's modified score
 
 with prior weights ``w_i`` and ``h_i`` the diagonal of the hat matrix
 ``W^1/2 X (X'WX)^-1 X' W^1/2`` of the Fisher weights ``W = diag(w_i mu_i (1 - mu_i))``
-(Firth 1993, eq. (17); Heinze & Schemper 2002). Each iteration takes the step
+(Firth 1993; Heinze & Schemper 2002). Each iteration takes the step
 ``I(b)^-1 U*(b)`` (brglm2's ``AS_mean`` and logistf's Newton-Raphson take the same one), halved
 until ``l*`` does not fall. ``I(b) = X'WX`` and the hat values come from one QR factor of the
 weighted design ``W^1/2 X = Q R``: ``h_i = ||Q_i||^2`` and ``log|I| = 2 sum log|R_jj|``; no
@@ -195,8 +195,8 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
     Converged when the relative change of ``-2 l*`` is below ``tol`` (R's rule, ``|obj -
     obj_old| / (|obj| + 0.1)``) and the largest change of a coefficient is below ``tol (1 +
     |b_j|)``. Both are needed: scoring with the Fisher information instead of the Hessian of
-    ``l*`` converges linearly (fast, at a rate of order k/n), so a small change of the
-    objective alone would leave ~sqrt(tol) in the estimates.
+    ``l*`` converges linearly (usually fast; :func:`_line_search` repairs the slow cases), so
+    a small change of the objective alone would leave ~sqrt(tol) in the estimates.
     """
     k = X.shape[1]
     free = np.ones(k, dtype=bool) if free is None else np.asarray(free, dtype=bool)

@@ -5,6 +5,8 @@ errors, likelihoods) and logistf's profile penalised-likelihood intervals and PL
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 from functools import cache
 from pathlib import Path
@@ -370,3 +372,14 @@ def test_command_line_fits_firthlogit(tmp_path, capsys):
     data = json.loads(capsys.readouterr()[0])
     assert data["model"] == "FirthLogit"
     assert data["params"]["NV"] == pytest.approx(2.92927335319712, rel=1e-9)
+
+
+def test_python_dash_m_glmclass_fit_firthlogit(tmp_path):
+    path = tmp_path / "endo.csv"
+    gc.datasets.load("endometrial").to_csv(path, index=False)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "glmclass", "fit", "--model", "firthlogit",
+                           str(path), "HG ~ NV + PI + EH"], capture_output=True, text=True,
+                          cwd=root, env={"PYTHONPATH": str(root), "PATH": ""}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "FirthLogit Regression Results" in proc.stdout and proc.stderr == ""
