@@ -116,11 +116,12 @@ class FirthLogit(GLMBase):
         X, y, w, off, pos = self._rows()
         aliased = aliased_design_columns(ArrayBlocks(X, y, w, off))
         keep = ~aliased
+        icol = self._kept_intercept(keep)
         fit = firth_logit(X[:, keep], y, w, off, None if start is None else start[keep],
-                          control)
+                          control, intercept=icol)
         fit = self._embed(fit, aliased, pos)
         inner = Control(maxiter=max(100, fc.maxiter), tol=fc.tol)
-        null, null_penalized = self._null_fits(X[:, keep], y, w, off, keep, inner)
+        null, null_penalized = self._null_fits(X[:, keep], y, w, off, icol, inner)
         results = FirthResults(self, fit, null, null_penalized)
         self._warn_aliased(aliased)
         self._warn_convergence(fit, "Firth's modified-score iteration", _HINT)
@@ -145,12 +146,22 @@ class FirthLogit(GLMBase):
         coef[keep] = fit.coef
         gram = np.zeros((aliased.shape[0],) * 2)
         gram[np.ix_(keep, keep)] = fit.gram
+        cov = np.full_like(gram, np.nan)
+        cov[np.ix_(keep, keep)] = fit.cov
         hat = np.zeros(pos.shape[0])
         hat[pos] = fit.hat
-        return replace(fit, coef=coef, gram=gram, hat=hat, aliased=aliased)
+        return replace(fit, coef=coef, gram=gram, cov=cov, hat=hat, aliased=aliased)
+
+    def _kept_intercept(self, keep: np.ndarray) -> int | None:
+        """The index of the column of ones among the kept columns (None: no intercept, or
+        aliased)."""
+        icol = self.data.intercept_index
+        if icol is None or not keep[icol]:
+            return None
+        return int(keep[:icol].sum())
 
     def _null_fits(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, off: np.ndarray,
-                   keep: np.ndarray, control: Control) -> tuple[NullFit, FirthFit]:
+                   icol: int | None, control: Control) -> tuple[NullFit, FirthFit]:
         """The two null models of bias-reduced logistic regression.
 
         - brglm2's: Firth's fit of the intercept-only model (its own penalty), whose
@@ -158,9 +169,6 @@ class FirthLogit(GLMBase):
         - logistf's: the full model with every coefficient but the intercept held at 0 (the
           penalty of the whole design), whose penalised log-likelihood is ``loglik["null"]``.
         """
-        icol = self.data.intercept_index
-        if icol is not None and not keep[icol]:
-            icol = None
         ones = np.ones((X.shape[0], 1))
         if icol is None:
             own = firth_logit(ones, y, w, off, np.zeros(1), control, free=np.zeros(1, bool))
@@ -170,8 +178,8 @@ class FirthLogit(GLMBase):
             null = NullFit(float(own.coef[0]), own.deviance)
         free = np.zeros(X.shape[1], dtype=bool)
         if icol is not None:
-            free[int(keep[:icol].sum())] = True  # the intercept among the kept columns
-        return null, firth_logit(X, y, w, off, None, control, free=free)
+            free[icol] = True
+        return null, firth_logit(X, y, w, off, None, control, free=free, intercept=icol)
 
     def __repr__(self) -> str:
         return f"<FirthLogit: nobs={self.exog.shape[0]}>"

@@ -26,7 +26,6 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import GlmclassWarning
-from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.firth import FirthFit, firth_logit
 from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
@@ -112,10 +111,11 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin):
     @cached_property
     def _bread(self) -> np.ndarray | None:
         keep = self._keep
-        try:
-            return spd_inverse(self._fit.gram[np.ix_(keep, keep)])
-        except NotPositiveDefinite:
+        cov = self._fit.cov[np.ix_(keep, keep)]  # from the solver's triangular factor
+        d = np.diag(cov)
+        if not (np.all(np.isfinite(cov)) and np.all(d > 0)):
             return None
+        return cov
 
     @cached_property
     def _cov(self) -> pd.DataFrame:
@@ -327,6 +327,16 @@ class _FirthProfile:
         self.free[self.jk] = False
         self.mle_start = res._fit.coef[keep]
         self.start = self.mle_start
+        # the tangent of the profile trace at the estimate, d b_others / d b_j = -I_oo^-1 I_oj
+        # = cov_oj / cov_jj: a start moved along it keeps the linear predictor nearly where it
+        # was (a column with a large mean moves the intercept with it), not at probabilities
+        # of 0 or 1
+        bread = res._bread
+        self.direction = np.zeros(self.X.shape[1])
+        if bread is not None:
+            self.direction = bread[:, self.jk] / bread[self.jk, self.jk]
+        self.direction[self.jk] = 1.0
+        self.intercept = res.model._kept_intercept(keep)
         self.bhat = float(res.params.iloc[j])
         self.top = float(res._fit.penalized)
         self.control = _profile_control(res) if control.tol < 1e-11 else control
@@ -335,14 +345,13 @@ class _FirthProfile:
 
     def penalized(self, b: float) -> float:
         """``l*_j(b)`` (without the constant of proportions), warm-started from the last
-        refit, else from the estimates."""
+        refit, else from the estimates, moved along the profile's tangent to ``b_j = b``."""
         fit = None
         for base in (self.start, self.mle_start):
-            start = base.copy()
-            start[self.jk] = b
+            start = base + (b - base[self.jk]) * self.direction
             try:
                 fit = firth_logit(self.X, self.y, self.w, self.off, start, self.control,
-                                  self.free)
+                                  self.free, self.intercept)
             except ValueError:  # a start with probabilities of exactly 0 or 1
                 continue
             if fit.converged:

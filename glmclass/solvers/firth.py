@@ -36,6 +36,8 @@ from scipy.special import expit, log_expit, xlogy
 
 from .irls import Control
 
+_TRTRI = sla.get_lapack_funcs("trtri", dtype=np.float64)
+
 
 @dataclass(frozen=True)
 class FirthFit:
@@ -56,6 +58,10 @@ class FirthFit:
         Binomial deviance at ``coef``.
     gram : ndarray of shape (k, k)
         Fisher information ``X'WX`` at ``coef``.
+    cov : ndarray of shape (k, k)
+        Its inverse, computed from the triangular factor of the (centred) weighted design:
+        accurate where ``gram`` is nearly singular only because a column has a large mean.
+        Non-finite when the information is singular.
     hat : ndarray of shape (n_obs,)
         Hat values ``h_i`` at ``coef`` (they sum to k).
     n_iter : int
@@ -74,6 +80,7 @@ class FirthFit:
     penalized: float
     deviance: float
     gram: np.ndarray
+    cov: np.ndarray
     hat: np.ndarray
     n_iter: int
     converged: bool
@@ -166,7 +173,7 @@ def _line_search(at, st: _State, delta: np.ndarray, free: np.ndarray, obj_old: f
 
 def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray,
                 start: np.ndarray | None = None, control: Control = Control(maxiter=100),
-                free: np.ndarray | None = None) -> FirthFit:
+                free: np.ndarray | None = None, intercept: int | None = None) -> FirthFit:
     """Maximise Firth's penalised log-likelihood of a logistic regression.
 
     Parameters
@@ -185,6 +192,11 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
         ``maxiter``, ``tol`` (see Notes), ``maxhalf`` and ``progress``.
     free : ndarray of bool, shape (k,), optional
         The coefficients to estimate (default all); the penalty is always that of all of X.
+    intercept : int, optional
+        Index of a column of ones. When its coefficient is free, the fit runs on the design
+        with the other columns centred (their weighted means ``s`` subtracted), the same model
+        in the coordinates ``gamma = beta + e_0 (s' beta)``: ``l*`` is unchanged (the
+        transformation has determinant 1) and a column such as ``x + 1e8`` keeps its digits.
 
     Returns
     -------
@@ -201,6 +213,12 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
     k = X.shape[1]
     free = np.ones(k, dtype=bool) if free is None else np.asarray(free, dtype=bool)
     coef = np.zeros(k) if start is None else np.array(start, dtype=float)
+    shift = None
+    if intercept is not None and free[intercept] and k > 1:
+        shift = weights @ X / weights.sum()
+        shift[intercept] = 0.0
+        X = X - shift
+        coef[intercept] += shift @ coef
     st = _state(X, y, weights, offset, coef)
     if not np.isfinite(st.penalized):
         raise ValueError("the starting coefficients (start_params, default 0) give fitted "
@@ -233,6 +251,30 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
     sat = float(np.sum(weights * (xlogy(y, y) + xlogy(1.0 - y, 1.0 - y))))
-    gram = st.r.T @ st.r
-    return FirthFit(st.coef, st.loglik, st.logdet, st.penalized, 2.0 * (sat - st.loglik), gram,
-                    st.hat, it, converged, tuple(history), message, np.zeros(k, dtype=bool))
+    coef, gram, cov = _to_beta(st, shift, intercept)
+    return FirthFit(coef, st.loglik, st.logdet, st.penalized, 2.0 * (sat - st.loglik), gram,
+                    cov, st.hat, it, converged, tuple(history), message,
+                    np.zeros(k, dtype=bool))
+
+
+def _to_beta(st: _State, shift: np.ndarray | None,
+             intercept: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coefficients, information and its inverse in the original coordinates: with
+    ``gamma = T beta``, ``T = I + e_0 s'``, the information is ``T' G T`` and its inverse
+    ``T^-1 G^-1 T^-T`` (``T^-1 = I - e_0 s'``), ``G^-1 = R^-1 R^-T`` from the factor."""
+    k = st.coef.shape[0]
+    with np.errstate(all="ignore"):  # a singular factor gives inf/NaN: the results say so
+        # LAPACK's triangular inverse: a triangular solve with k right-hand sides goes through
+        # threaded BLAS, ~1000 times slower for a small k (it ran once per profile refit)
+        rinv, info = _TRTRI(st.r, lower=0)
+        if info != 0:
+            rinv = np.full((k, k), np.nan)
+        cov, gram, coef = rinv @ rinv.T, st.r.T @ st.r, st.coef.copy()
+        if shift is not None:
+            tinv = np.eye(k)
+            tinv[intercept] -= shift
+            coef = tinv @ coef
+            t = np.eye(k)
+            t[intercept] += shift
+            gram, cov = t.T @ gram @ t, tinv @ cov @ tinv.T
+    return coef, gram, cov / 2.0 + cov.T / 2.0
