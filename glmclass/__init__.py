@@ -21,6 +21,7 @@ from .errors import (
 from .models.bayes import BayesGLM, BayesLogit
 from .models.discriminant import LDA, QDA
 from .models.discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
+from .models.firth import FirthLogit
 from .models.glm import GLM, Logit, Probit
 from .models.mnlogit import MNLogit
 from .models.naive_bayes import BernoulliNB, GaussianNB
@@ -32,7 +33,7 @@ from .results.io import load
 __version__ = "0.1.0"
 
 __all__ = [
-    "BayesGLM", "BayesLogit",
+    "BayesGLM", "BayesLogit", "FirthLogit",
     "GLM", "Logit", "Probit", "MNLogit", "compare", "datasets", "families", "links", "summary",
     "plot",
     "LDA", "QDA", "BernoulliNB", "GaussianNB",

@@ -188,7 +188,9 @@ def compare(results: Sequence, names: Sequence[str] | None = None,
     Parameters
     ----------
     results : sequence of results objects
-        Fits of any glmclass models to the same rows and the same response.
+        Fits of any glmclass models to the same rows and the same response. A
+        :class:`~glmclass.FirthLogit` fit enters with its ordinary (unpenalised) ``llf`` at
+        the Firth estimate, as R's ``AIC()`` ranks a ``brglm2`` fit.
     names : sequence of str, optional
         Row labels; default the formulas (or ``model 1``, ``model 2``, ... without one).
     likelihood : {"auto", "joint", "conditional"}

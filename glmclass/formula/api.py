@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ..models.bayes import BayesGLM, BayesLogit
 from ..models.discriminant import LDA, QDA
 from ..models.discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
+from ..models.firth import FirthLogit
 from ..models.glm import GLM, Logit, Probit
 from ..models.mnlogit import MNLogit
 from ..models.naive_bayes import BernoulliNB, GaussianNB
@@ -33,6 +34,7 @@ _FEATURES = " (the intercept column is not a feature)"
 glm = _entry(GLM, "glm")
 logit = _entry(Logit, "logit")
 probit = _entry(Probit, "probit")
+firthlogit = _entry(FirthLogit, "firthlogit")
 mnlogit = _entry(MNLogit, "mnlogit")
 bayes_logit = _entry(BayesLogit, "bayes_logit")
 bayes_glm = _entry(BayesGLM, "bayes_glm")

@@ -147,14 +147,15 @@ class Separation:
                 "are huge on their "
                 "columns' scale, as when the maximum-likelihood estimate does not exist. Check "
                 "those columns (a level or range where the response never varies), fit "
-                "gc.BayesLogit, or test a subsample with "
+                "gc.FirthLogit or gc.BayesLogit, or test a subsample with "
                 "glmclass.numerics.separation.detect_separation.")
         return (
             f"{self.kind.capitalize()} separation: the maximum-likelihood estimate does not exist "
             f"and the estimates of these columns are infinite: {cols}. The reported values for "
             "them are arbitrary large numbers with meaningless standard errors. Use "
-            "gc.BayesLogit (a Gaussian prior keeps every estimate finite), or remove or merge the "
-            "separating columns/levels."
+            "gc.FirthLogit (Firth's bias-reduced logistic regression, finite under separation, "
+            "with profile penalised-likelihood intervals) or gc.BayesLogit (a Gaussian prior "
+            "keeps every estimate finite), or remove or merge the separating columns/levels."
         )
 
     def _multinomial_message(self) -> str:
@@ -184,7 +185,7 @@ class Separation:
         if not self.separated:
             return ""
         advice = ("consider a penalised or Bayesian model." if self.equations
-                  else "consider gc.BayesLogit.")
+                  else "consider gc.FirthLogit or gc.BayesLogit.")
         return (f"{self.kind.capitalize()} separation detected: infinite estimates for "
                 f"{self._where()}; {advice}")
 

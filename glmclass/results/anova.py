@@ -26,6 +26,7 @@ from scipy import stats
 
 from ..errors import GlmclassWarning
 from .bayes import BayesGLMResults
+from .firth import FirthResults
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,11 @@ def _check_results(results: Sequence, what: str) -> None:
             raise ValueError(f"{what}: model {i} is a Bayesian fit: its llf is at the "
                              "posterior mode, not a maximum of the likelihood; compare "
                              "Bayesian models by log_evidence (gc.compare)")
+        if isinstance(r, FirthResults):
+            raise ValueError(f"{what}: model {i} is a FirthLogit fit: its llf is not a maximum "
+                             "of the likelihood, so likelihood-ratio tests between fits do not "
+                             "apply; use its penalised likelihood-ratio tests (plr_test(), "
+                             "llr_pvalue) or Wald tests (wald_test_terms())")
     first = results[0]
     for i, r in enumerate(results[1:], 2):
         if r._row_key != first._row_key or float(r.nobs) != float(first.nobs):

@@ -34,7 +34,14 @@ MAX_DOUBLINGS = 40
 
 
 class _Profile:
-    """The signed root z_j(b) of one coefficient, warm-starting each refit from the last."""
+    """The signed root z_j(b) of one coefficient, warm-starting each refit from the last.
+
+    The protocol :func:`profile_bounds` needs of a profile (other models' profiles, e.g.
+    Firth's penalised one in :mod:`glmclass.results.firth`, provide the same): ``bhat`` the
+    estimate, ``z(b)`` the signed root, ``start``/``mle_start`` the warm start and the one to
+    go back to at each side, and the flags ``worse`` (a refit beat the fit) and
+    ``unconverged`` (a refit did not converge).
+    """
 
     def __init__(self, res, j: int, control: Control) -> None:
         m = res.model
@@ -80,9 +87,11 @@ class _Profile:
         return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))
 
 
-def profile_bounds(res, j: int, q: float, control: Control) -> tuple[float, float, str]:
-    """Lower and upper profile bounds of coefficient j at cutoff q, and a problem found."""
-    prof = _Profile(res, j, control)
+def profile_bounds(res, j: int, q: float, control: Control,
+                   profile: type = _Profile) -> tuple[float, float, str]:
+    """Lower and upper profile bounds of coefficient j at cutoff q, and a problem found
+    (``profile(res, j, control)`` builds the signed root, :class:`_Profile` for a GLM)."""
+    prof = profile(res, j, control)
     se = float(res._bare_se()[int(np.sum(res._keep[:j]))])
     step = q * se if np.isfinite(se) and se > 0 else max(1.0, abs(prof.bhat))
     out, unconverged = [], False
@@ -104,20 +113,25 @@ def profile_bounds(res, j: int, q: float, control: Control) -> tuple[float, floa
         unconverged |= prof.unconverged
     problem = ""
     if prof.worse:
-        problem = "a refit reached a smaller deviance than the fit: it had not converged"
+        problem = "a refit with the coefficient held fixed fit better than the fit: it had not " \
+                  "converged"
     elif unconverged:
         problem = "some refits with the coefficient held fixed did not converge"
     return out[0], out[1], problem
 
 
-def profile_conf_int(res, alpha: float) -> pd.DataFrame:
+def profile_conf_int(res, alpha: float, profile: type = _Profile) -> pd.DataFrame:
     """Profile-likelihood intervals of every coefficient (NaN for aliased columns).
 
     Parameters
     ----------
     res : GLMResults
+        Or any results with ``params``, ``_keep``, ``n_iter`` and ``_bare_se()`` whose model
+        ``profile`` can refit.
     alpha : float
         1 - confidence level.
+    profile : type
+        ``profile(res, j, control)`` gives coefficient j's signed root (see :class:`_Profile`).
 
     Returns
     -------
@@ -131,7 +145,7 @@ def profile_conf_int(res, alpha: float) -> pd.DataFrame:
     names = res.params.index
     lo, hi = np.full(len(names), np.nan), np.full(len(names), np.nan)
     for j in np.flatnonzero(res._keep):
-        lo[j], hi[j], problem = profile_bounds(res, int(j), q, control)
+        lo[j], hi[j], problem = profile_bounds(res, int(j), q, control, profile)
         if problem:
             warnings.warn(f"profile of {names[j]!r}: {problem}; the interval may be "
                           "inaccurate", GlmclassWarning, stacklevel=3)
