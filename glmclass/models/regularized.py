@@ -231,8 +231,8 @@ def mnlogit_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     dev = multinomial_deviance(blocks, model.K)
     scale2 = 1.0 / (2.0 * total)
 
-    def oracle(coef: np.ndarray, active: np.ndarray):
-        d, g, h = dev(coef, True)
+    def oracle(coef: np.ndarray, active: np.ndarray, hessian: bool = True):
+        d, g, h = dev(coef, True)  # the multinomial pass gives the Hessian with the gradient
         if not np.isfinite(d):
             return np.inf, np.zeros_like(coef), np.zeros((active.size, active.size))
         return d * scale2, g * scale2, h[np.ix_(active, active)] * scale2

@@ -40,10 +40,11 @@ from ..blocks import Block, RowBlocks
 from ..families import Family
 from .gram import _block_gram, _Scratch
 
-#: ``oracle(coef, active) -> (f, g, H)``: the mean loss at ``coef`` (inf when it is not
-#: finite), its gradient over every coordinate, shape (m,), and its Hessian (or a positive
-#: semi-definite approximation) on the ``active`` coordinates, shape (a, a).
-Oracle = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray, np.ndarray]]
+#: ``oracle(coef, active, hessian) -> (f, g, H)``: the mean loss at ``coef`` (inf when it is
+#: not finite), its gradient over every coordinate, shape (m,), and, when ``hessian``, its
+#: Hessian (or a positive semi-definite approximation) on the ``active`` coordinates, shape
+#: (a, a) (else H may be None).
+Oracle = Callable[[np.ndarray, np.ndarray, bool], tuple[float, np.ndarray, np.ndarray | None]]
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def prox_newton(oracle: Oracle, start: np.ndarray, l1: np.ndarray, l2: np.ndarra
     Parameters
     ----------
     oracle : callable
-        ``oracle(coef, active) -> (f, g, H)`` (see :data:`Oracle`).
+        ``oracle(coef, active, hessian) -> (f, g, H)`` (see :data:`Oracle`).
     start : ndarray of shape (m,)
         Starting coefficients; coordinates outside ``active`` must be 0.
     l1, l2 : ndarray of shape (m,)
@@ -207,60 +208,97 @@ def prox_newton(oracle: Oracle, start: np.ndarray, l1: np.ndarray, l2: np.ndarra
         others join when their KKT condition fails.
     control : CDControl
     first : tuple, optional
-        The oracle's answer at ``start`` on ``active``, when the caller has it (a warm start
-        along a path reuses the last pass of the previous fit).
+        ``(f, g, H)`` at ``start``, H on ``active`` (possibly from a nearby point): a warm
+        start along a path reuses the previous fit's last pass.
 
     Returns
     -------
     CDFit
+
+    Notes
+    -----
+    The Hessian is the expensive part of a pass (O(N a^2) against O(N p) for the loss and the
+    gradient), and near the solution it hardly changes. It is formed again only when the
+    active set changed, when a step needed halving, or when the last step did not shrink the
+    change of the objective tenfold (the sign of a stale model); otherwise the step uses the
+    last Hessian with the exact gradient, which has the same fixed point (the KKT conditions
+    use the gradient only) and contracts the error linearly at a rate set by how much the
+    Hessian moved. Along a path with warm starts most passes then skip the Hessian.
     """
     b = start.astype(float, copy=True)
     active = np.asarray(active, dtype=np.intp)
-    f, g, H = oracle(b, active) if first is None else first
+    f, g, H = oracle(b, active, True) if first is None else first
     F = f + penalty_value(b, l1, l2)
     history: list[float] = []
     sweeps_total, converged, message, n_iter = 0, False, "", 0
-    slack = 1e-9  # relative slack on the KKT test: rounding in g must not add columns forever
+    last_change, fresh = np.inf, first is None  # fresh: H was formed at b
+
+    def accept(value: float) -> bool:
+        return bool(np.isfinite(value) and value <= F + 1e-15 * (abs(F) + 0.1))
+
     while n_iter < control.maxiter:
         n_iter += 1
-        out = np.ones(b.shape[0], dtype=bool)
-        out[active] = False
-        viol = out & (np.abs(g) > l1 * (1 + slack) + 1e-300)
-        if viol.any():  # KKT fails off the active set: those columns join it
-            active = np.union1d(active, np.flatnonzero(viol))
-            f, g, H = oracle(b, active)
+        viol = _kkt_violations(g, l1, active)
+        if viol.size:  # KKT fails off the active set: those columns join it
+            active = np.union1d(active, viol)
+            f, g, H = oracle(b, active, True)
+            fresh = True
         ba = b[active]
-        r = H @ ba - g[active]
         tol_in = control.inner_tol * (abs(F) + 0.1)
-        new_a, sweeps = cd_quadratic(H, r, ba, l1[active], l2[active], tol_in,
+        new_a, sweeps = cd_quadratic(H, H @ ba - g[active], ba, l1[active], l2[active], tol_in,
                                      control.max_sweeps)
         sweeps_total += sweeps
         new = np.zeros_like(b)
         new[active] = new_a
-        step = new - b
+        step, halved = new - b, False
+        f_new, g_new, _ = oracle(new, active, False)
+        F_new = f_new + penalty_value(new, l1, l2)
+        if not accept(F_new) and not fresh:  # a stale Hessian first: form it at b, step again
+            f, g, H = oracle(b, active, True)
+            fresh, last_change = True, np.inf
+            continue
         for _ in range(60):  # step-halving until F does not rise
-            f_new, g_new, H_new = oracle(new, active)
-            F_new = f_new + penalty_value(new, l1, l2)
-            if np.isfinite(F_new) and F_new <= F + 1e-15 * (abs(F) + 0.1):
+            if accept(F_new):
                 break
-            step = step / 2
+            halved, step = True, step / 2
             new = b + step
+            f_new, g_new, _ = oracle(new, active, False)
+            F_new = f_new + penalty_value(new, l1, l2)
         else:
             message = "step-halving failed to lower the objective"
             break
         change = abs(F - F_new)
-        b, f, g, H, F = new, f_new, g_new, H_new, F_new
+        b, f, g, F = new, f_new, g_new, F_new
         history.append(F)
-        if change <= control.tol * (abs(F) + 0.1):
-            out = np.ones(b.shape[0], dtype=bool)
-            out[active] = False
-            if not (out & (np.abs(g) > l1 * (1 + slack) + 1e-300)).any():
-                converged = True
-                break
+        # a step with a Hessian formed at its start converges quadratically; one with an
+        # older Hessian only linearly, so it counts when the change has also collapsed
+        small = change <= control.tol * (abs(F) + 0.1)
+        if small and (fresh or change <= 1e-3 * last_change) \
+                and not _kkt_violations(g, l1, active).size:
+            converged = True
+            break
+        if halved or small or change > 0.1 * last_change:  # the model is poor here: new H
+            H = oracle(b, active, True)[2]
+            fresh, last_change = True, (np.inf if small else change)
+        else:
+            fresh, last_change = False, change
     if not converged and not message:
         message = f"no convergence in {control.maxiter} proximal Newton steps"
     return CDFit(b, float(F), float(f), g, H, active, n_iter, sweeps_total, converged,
                  message, tuple(history))
+
+
+def _kkt_violations(g: np.ndarray, l1: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Coordinates outside ``active`` (all at 0) whose subgradient condition ``|g_j| <= l1_j``
+    fails, with a relative slack of 1e-9 so that rounding in g cannot add columns forever."""
+    out = np.ones(g.shape[0], dtype=bool)
+    out[active] = False
+    return np.flatnonzero(out & (np.abs(g) > l1 * (1 + 1e-9) + 1e-300))
+
+
+#: Binomial links whose log-likelihood is concave in eta (log-concave mu and 1 - mu): their
+#: observed information is positive semi-definite and gives Newton's quadratic convergence.
+CONCAVE_BINOMIAL_LINKS = ("logit", "probit", "cloglog", "loglog")
 
 
 def glm_oracle(blocks: RowBlocks, family: Family, total_weight: float,
@@ -281,35 +319,50 @@ def glm_oracle(blocks: RowBlocks, family: Family, total_weight: float,
     Returns
     -------
     callable
-        ``oracle(coef, active)``: one pass over the rows giving the mean deviance / 2, its
-        gradient ``-X'u / n`` (u the score per unit of eta) and the Fisher information
-        ``X_A' W X_A / n`` of the active columns (the exact Hessian for a canonical link).
+        ``oracle(coef, active, hessian)``: one pass over the rows giving the mean deviance /
+        2, its gradient ``-X'u / n`` (u the score per unit of eta) and, when ``hessian``, the
+        Fisher information ``X_A' W X_A / n`` of the active columns (the exact Hessian for a
+        canonical link; the observed information for the binomial links of
+        :data:`CONCAVE_BINOMIAL_LINKS`, which stays positive semi-definite and makes the steps
+        Newton's). Only the active columns are copied (and centred) per block; the
+        linear predictor and the gradient apply the shift algebraically.
     """
     p = blocks.n_cols
-    scratch = _Scratch(p)
     scale = 1.0 / (2.0 * total_weight)
+    s = np.zeros(p) if shift is None else shift
+    observed = family.name == "Binomial" and family.link.name in CONCAVE_BINOMIAL_LINKS \
+        and not family.is_canonical
 
-    def oracle(coef: np.ndarray, active: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    def oracle(coef: np.ndarray, active: np.ndarray, hessian: bool = True):
         nz = np.flatnonzero(coef)
+        few = nz.size <= p // 4  # a matrix-vector product on a few columns' copy, else all
         cnz = coef[nz]
+        const = -float(s @ coef)  # X_c coef = X coef - s'coef: no centred copy of X for eta
         a = active.shape[0]
         whole = a == p
-        spare = _Scratch(a)
+        scratch = _Scratch(a)
+        s_a = s[active]
 
         def one(b: Block):
-            xb = b.X if shift is None else np.subtract(b.X, shift, out=scratch.get(b.X.shape[0]))
+            xb = b.X
             with np.errstate(over="ignore", invalid="ignore"):
-                eta = xb[:, nz] @ cnz + b.offset if nz.size else b.offset + np.zeros(len(xb))
-            w, u, dev = family.irls_terms(b.y, eta, b.weights)
-            grad = xb.T @ u
-            xa = xb if whole else xb[:, active]
-            out = spare.get(xb.shape[0])
-            return dev, grad, _block_gram(xa, w, out)
+                eta = (xb[:, nz] @ cnz if few else xb @ coef) + (b.offset + const)
+            w, u, dev = family.irls_terms(b.y, eta, b.weights, observed=observed and hessian)
+            grad = xb.T @ u - s * u.sum()
+            if not hessian:
+                return dev, grad
+            xa = np.subtract(xb, s, out=scratch.get(xb.shape[0])) if whole else xb[:, active]
+            if not whole:
+                xa -= s_a
+            return dev, grad, _block_gram(xa, w, xa)  # xa is this pass's own copy
 
-        dev, grad, gram = blocks.reduce(one, (0.0, np.zeros(p), np.zeros((a, a))))
+        zero = (0.0, np.zeros(p)) + ((np.zeros((a, a)),) if hessian else ())
+        out = blocks.reduce(one, zero)
+        dev, grad = out[0], out[1]
+        gram = 2.0 * scale * out[2] if hessian else None
         if not np.isfinite(dev):
             return np.inf, grad, gram
-        return dev * scale, -2.0 * scale * grad, 2.0 * scale * gram
+        return dev * scale, -2.0 * scale * grad, gram
 
     return oracle
 
