@@ -150,7 +150,7 @@ def test_probit_against_kkt_scipy_and_glmnet():
         # scipy on the split form b = b+ - b- >= 0: a generic optimiser, same objective
         m = Xn.shape[1]
 
-        def split(v):
+        def split(v, m=m, lam=lam):
             bb = np.r_[v[0] - v[m], v[1:m] - v[m + 1:]]
             gg = grad(bb)
             pen = np.r_[0.0, np.full(m - 1, lam)]
@@ -196,7 +196,7 @@ def test_mnlogit_kkt_and_generic_optimiser():
         assert np.max(np.abs(G[1:][pen] + alpha * L1_wt * np.sign(B[1:][pen]))) < 1e-8
         assert np.all(np.abs(G[1:][~pen]) <= alpha * L1_wt + 1e-8)
 
-        def split(v):
+        def split(v, alpha=alpha, L1_wt=L1_wt):
             Bp, Bm = v[: m * 2].reshape(m, 2), v[m * 2:].reshape(m, 2)
             bb = Bp - Bm
             f, g = loss_grad(bb)

@@ -1088,3 +1088,4 @@ source(file.path("tests", "reference", "r", "naive_bayes.R"))  # -> naive_bayes.
 source(file.path(refdir, "r", "chapter.R"))
 source(file.path("tests", "reference", "r", "inference.R"))  # -> inference.json
 source(file.path(refdir, "r", "formula_terms.R"))  # formula_terms.json
+source(file.path("tests", "reference", "r", "glmnet.R"))  # -> glmnet.json
