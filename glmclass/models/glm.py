@@ -183,7 +183,7 @@ class MLEGLM(GLMBase):
 
     # --- penalised fits (glmclass.models.regularized) -----------------------------------------
     def fit_regularized(self, alpha, L1_wt: float = 1.0, *, penalty_factor=None,
-                        standardize: bool = False, maxiter: int = 100, tol: float = 1e-12,
+                        standardize: bool = False, maxiter: int = 100, tol: float = 1e-10,
                         start_params=None) -> RegularizedResults:
         """Lasso, ridge or elastic-net fit (glmnet's objective).
 
@@ -210,8 +210,9 @@ class MLEGLM(GLMBase):
         maxiter : int
             Most proximal Newton steps.
         tol : float
-            Convergence when a step changes the penalised objective F by less than
-            ``tol * (|F| + 0.1)`` and the KKT conditions hold.
+            Convergence when every coefficient's optimality (KKT) condition holds to ``tol``
+            on the scale of the data: the residual of ``gradient + penalty subgradient = 0``
+            divided by the square root of the coefficient's curvature.
         start_params : array-like or dict, optional
             Starting coefficients (a warm start).
 
@@ -233,7 +234,7 @@ class MLEGLM(GLMBase):
                             alpha_min_ratio: float | None = None, alphas=None, cv=None,
                             seed=None, standardize: bool = False, penalty_factor=None,
                             stratify: bool = True, maxiter: int = 100,
-                            tol: float = 1e-12) -> RegularizationPath:
+                            tol: float = 1e-10) -> RegularizationPath:
         """Penalised fits on a log-spaced sequence of alphas, optionally cross-validated.
 
         Parameters

@@ -300,7 +300,7 @@ class MNLogit(Model):
     # --- penalised fits (glmclass.models.regularized) -----------------------------------------
     def fit_regularized(self, alpha, L1_wt: float = 1.0, *, penalty_factor=None,
                         standardize: bool = False, maxiter: int = 100,
-                        tol: float = 1e-12) -> RegularizedMNLogitResults:
+                        tol: float = 1e-10) -> RegularizedMNLogitResults:
         """Lasso, ridge or elastic-net fit in the reference-level parametrisation.
 
         Minimises ``deviance / (2 n) + alpha * ((1 - L1_wt) / 2 * ||v B||^2 + L1_wt *
@@ -321,7 +321,7 @@ class MNLogit(Model):
                             alpha_min_ratio: float | None = None, alphas=None, cv=None,
                             seed=None, standardize: bool = False, penalty_factor=None,
                             stratify: bool = True, maxiter: int = 100,
-                            tol: float = 1e-12) -> RegularizationPath:
+                            tol: float = 1e-10) -> RegularizationPath:
         """Penalised fits along a sequence of alphas with cross-validated deviance; as
         :meth:`glmclass.Logit.regularization_path` (folds stratified by level)."""
         return PATH.regularization_path(self, n_alphas, L1_wt, alpha_min_ratio, alphas, cv,

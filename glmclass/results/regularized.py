@@ -418,7 +418,7 @@ class RegularizationPath:
 
         return check_alpha(alpha)
 
-    def refit(self, alpha="1se", maxiter: int = 100, tol: float = 1e-12):
+    def refit(self, alpha="1se", maxiter: int = 100, tol: float = 1e-10):
         """The penalised fit at one alpha on all the rows, from the nearest point of the path.
 
         Parameters
