@@ -2,7 +2,8 @@
 ## glmnet(family = "binomial") at fixed lambdas with alpha (glmclass's L1_wt) in {1, 0.5, 0},
 ## standardize = FALSE (glmclass's default) and TRUE, penalty factors, frequency weights, a
 ## fixed lambda path, glmnet's own default lambda sequence, a probit fit
-## (family = binomial(link = "probit")) and cv.glmnet with given fold ids (deviance).
+## (family = binomial(link = "probit")), cv.glmnet with given fold ids (deviance), and
+## gaussian and poisson fits (gc.GLM's other families).
 ## Writes tests/reference/glmnet.json.
 ##
 ## glmnet minimises -sum(w l) / sum(w) + lambda ((1 - alpha) / 2 ||b||^2 + alpha ||b||_1), the
@@ -128,7 +129,20 @@ cvres <- list(data = "birthwt", columns = d$cols, L1_wt = 1, foldid = vec(foldid
               lambda = vec(cv$lambda), cvm = vec(cv$cvm), cvsd = vec(cv$cvsd),
               lambda_min = cv$lambda.min, lambda_1se = cv$lambda.1se)
 
+## other families of gc.GLM: the same objective, deviance / (2 n) + penalty
+bw <- birthwt
+xo <- as.matrix(bw[, c("age", "lwt", "smoke")])
+gauss <- glmnet(xo, bw$bwt, family = "gaussian", alpha = 0.5, lambda = c(30, 10),
+                standardize = FALSE, thresh = THRESH, maxit = MAXIT)
+pois <- glmnet(xo, bw$ftv, family = "poisson", alpha = 1, lambda = c(0.05, 0.01),
+               standardize = FALSE, thresh = THRESH, maxit = MAXIT)
+families <- list(
+  list(family = "gaussian", response = "bwt", columns = c("age", "lwt", "smoke"),
+       L1_wt = 0.5, lambda = vec(gauss$lambda), coef = coefs(gauss)),
+  list(family = "poisson", response = "ftv", columns = c("age", "lwt", "smoke"),
+       L1_wt = 1, lambda = vec(pois$lambda), coef = coefs(pois)))
+
 write_json(list(
   glmnet_version = as.character(packageVersion("glmnet")),
-  fixed = fixed, paths = paths, probit = probit, cv = cvres
+  fixed = fixed, paths = paths, probit = probit, cv = cvres, families = families
 ), "glmnet.json")
