@@ -152,8 +152,8 @@ def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray]:
     return blocks.reduce(one, (0.0, np.zeros(p), np.zeros(p)))
 
 
-def _scales(blocks: RowBlocks, intercept: int | None, standardize: bool,
-            names: list[str]) -> tuple[float, np.ndarray | None, np.ndarray]:
+def _scales(blocks: RowBlocks, intercept: int | None,
+            standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray]:
     """Total weight, the centring shift (with an intercept) and the standardising scales."""
     total, sums, squares = _moments(blocks)
     p = blocks.n_cols
@@ -179,10 +179,10 @@ def _scales(blocks: RowBlocks, intercept: int | None, standardize: bool,
         scale = np.sqrt(var)
         if intercept is not None:
             scale[intercept] = 1.0
-        zero = np.flatnonzero(scale == 0)
-        if zero.size:
-            raise ValueError(f"column {names[int(zero[0])]!r} is constant on the rows of the fit: "
-                             "it cannot be standardised; drop it")
+        # a column constant on these rows (a rare indicator within a training fold; on all
+        # the rows check_no_constant has refused it) has no curvature once centred: its
+        # coefficient stays at 0 whatever its scale, as in glmnet
+        scale[scale == 0] = 1.0
     return total, shift, scale
 
 
@@ -197,7 +197,7 @@ def glm_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     if not pos.all():
         blocks = blocks.take_rows(pos)
     icpt = model.data.intercept_index
-    total, shift, scale = _scales(blocks, icpt, standardize, model.exog_names)
+    total, shift, scale = _scales(blocks, icpt, standardize)
     start = np.zeros(blocks.n_cols)
     if icpt is not None:
         ybar = _weighted_mean_y(blocks)
@@ -224,7 +224,7 @@ def mnlogit_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     f, codes, off = model.freq_weights[pos], model.codes[pos], model.offset[pos]
     plain = ArrayBlocks(X, codes, f, off)
     icpt = model.data.intercept_index
-    total, shift, scale = _scales(plain, icpt, standardize, model.exog_names)
+    total, shift, scale = _scales(plain, icpt, standardize)
     Xc = X - shift if shift is not None else X  # centred copy: the multinomial pass takes none
     k1 = model.K - 1
     blocks = ArrayBlocks(Xc, codes, f, off, rows=block_rows(k1 * X.shape[1]))

@@ -486,3 +486,14 @@ def test_path_and_cv_plots(bw):
     assert "CV deviance" in legend
     drawn = ax.containers[0].lines[0].get_ydata()
     np.testing.assert_allclose(drawn, path.cv_mean.to_numpy())
+
+
+def test_indicator_constant_in_a_fold_stays_at_zero(bw):
+    # 'rare' is 1 on two rows, both in fold 0: constant on that fold's training rows
+    df = bw.assign(rare=0.0)
+    df.loc[df.index[:2], "rare"] = 1.0
+    folds = np.arange(len(df)) % 5
+    folds[:2] = 0
+    model = gcf.logit("low ~ age + lwt + rare", df)
+    path = model.regularization_path(10, cv=folds, standardize=True)
+    assert np.all(np.isfinite(path.cv_mean)) and path.n_folds == 5
