@@ -230,9 +230,9 @@ class MLEGLM(GLMBase):
         return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
                                    tol, start_params, RegularizedResults)
 
-    def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0, *,
-                            alpha_min_ratio: float | None = None, alphas=None, cv=None,
-                            seed=None, standardize: bool = False, penalty_factor=None,
+    def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
+                            alpha_min_ratio: float | None = None, cv=None, seed=None,
+                            standardize: bool = False, *, alphas=None, penalty_factor=None,
                             stratify: bool = True, maxiter: int = 100,
                             tol: float = 1e-10) -> RegularizationPath:
         """Penalised fits on a log-spaced sequence of alphas, optionally cross-validated.
@@ -246,13 +246,15 @@ class MLEGLM(GLMBase):
             As :meth:`fit_regularized`.
         alpha_min_ratio : float, optional
             Default 1e-4 when there are more observations than columns, else 1e-2 (glmnet).
-        alphas : array-like, optional
-            The alphas to use instead of the generated sequence (sorted decreasing).
         cv : int or array-like, optional
             Number of folds of a cross-validation of the deviance, or one fold label per row.
         seed : int or numpy Generator, optional
             Seed of the random fold assignment.
-        standardize, penalty_factor
+        standardize : bool
+            As :meth:`fit_regularized`.
+        alphas : array-like, optional
+            The alphas to use instead of the generated sequence (sorted decreasing).
+        penalty_factor
             As :meth:`fit_regularized`.
         stratify : bool
             Folds stratified by the response class (each class spread evenly over the folds).

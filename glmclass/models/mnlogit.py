@@ -317,9 +317,9 @@ class MNLogit(Model):
         return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
                                    tol, None, RegularizedMNLogitResults)
 
-    def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0, *,
-                            alpha_min_ratio: float | None = None, alphas=None, cv=None,
-                            seed=None, standardize: bool = False, penalty_factor=None,
+    def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
+                            alpha_min_ratio: float | None = None, cv=None, seed=None,
+                            standardize: bool = False, *, alphas=None, penalty_factor=None,
                             stratify: bool = True, maxiter: int = 100,
                             tol: float = 1e-10) -> RegularizationPath:
         """Penalised fits along a sequence of alphas with cross-validated deviance; as
