@@ -18,9 +18,11 @@ Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
+from ..errors import ConvergenceWarning
 from ..solvers import coordinate_descent as CD
 from ..solvers.newton import softmax_parts
 from . import regularized as R
@@ -140,6 +142,12 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
         return seq, amax, fit, coefs
 
     seq, amax, fit, coefs = path_on(rows, None)
+    if not fit.converged.all():
+        bad = seq[~fit.converged]
+        warnings.warn(f"the penalised fit did not converge at {bad.size} of {seq.size} alphas "
+                      f"(the largest {bad[0]:.4g}); raise maxiter, or standardize the columns "
+                      "(near-separated data need large coefficients at small alphas)",
+                      ConvergenceWarning, stacklevel=3)
     cv_raw = cv_weight = fold = None
     if k:
         if given is not None:

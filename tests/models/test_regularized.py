@@ -497,3 +497,13 @@ def test_indicator_constant_in_a_fold_stays_at_zero(bw):
     model = gcf.logit("low ~ age + lwt + rare", df)
     path = model.regularization_path(10, cv=folds, standardize=True)
     assert np.all(np.isfinite(path.cv_mean)) and path.n_folds == 5
+
+
+def test_non_convergence_warns(bw):
+    model = gcf.logit("low ~ age + lwt + smoke + ht", bw)
+    with pytest.warns(gc.ConvergenceWarning, match="did not converge at .* alphas"):
+        path = model.regularization_path(10, maxiter=1)
+    assert not path.converged
+    with pytest.warns(gc.ConvergenceWarning, match="penalised fit did not converge"):
+        res = model.fit_regularized(0.001, maxiter=1)
+    assert not res.converged
