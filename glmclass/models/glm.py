@@ -22,11 +22,14 @@ from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..progress import IterationLog
 from ..results.glm import GLMResults
+from ..results.regularized import RegularizationPath, RegularizedResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
 from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control
 from . import gradient_fit as GF
+from . import regularization_path as PATH
+from . import regularized as REG
 from .base import check_option, check_start, fit_control
 from .data import ModelData
 from .glm_base import GLMBase
@@ -177,6 +180,96 @@ class MLEGLM(GLMBase):
         directions[keep] = found.directions
         columns = tuple(int(j) for j in np.flatnonzero(directions))
         return S.Separation(found.separated, found.kind, columns, directions, names)
+
+    # --- penalised fits (glmclass.models.regularized) -----------------------------------------
+    def fit_regularized(self, alpha, L1_wt: float = 1.0, *, penalty_factor=None,
+                        standardize: bool = False, maxiter: int = 100, tol: float = 1e-10,
+                        start_params=None) -> RegularizedResults:
+        """Lasso, ridge or elastic-net fit (glmnet's objective).
+
+        Minimises ``deviance / (2 n) + alpha * ((1 - L1_wt) / 2 * ||v b||^2 + L1_wt *
+        ||v b||_1)`` over the coefficients b on the design as given, with n the sum of the
+        prior weights (for a binomial model ``deviance / (2 n) = -llf / n`` + constant), the
+        intercept not penalised and v the penalty factors: R ``glmnet(x, y, family=
+        "binomial", alpha=L1_wt, lambda=alpha, standardize=FALSE)``.
+
+        Parameters
+        ----------
+        alpha : float
+            Penalty weight, >= 0 (glmnet's ``lambda``).
+        L1_wt : float
+            Lasso share of the penalty in [0, 1]: 1 the lasso (exact zeros), 0 ridge, between
+            them the elastic net (glmnet's ``alpha``).
+        penalty_factor : scalar, sequence or dict by column name, optional
+            Relative penalty per column (0: unpenalised), rescaled to sum to the number of
+            columns besides the intercept, as glmnet's ``penalty.factor``; the intercept is
+            never penalised.
+        standardize : bool
+            Penalise ``s_j b_j``, s_j the column's weighted standard deviation (glmnet's
+            ``standardize=TRUE``); coefficients are reported on the original scale either way.
+        maxiter : int
+            Most proximal Newton steps.
+        tol : float
+            Convergence when every coefficient's optimality (KKT) condition holds to ``tol``
+            on the scale of the data: the residual of ``gradient + penalty subgradient = 0``
+            divided by the square root of the coefficient's curvature.
+        start_params : array-like or dict, optional
+            Starting coefficients (a warm start).
+
+        Returns
+        -------
+        RegularizedResults
+            No ``bse``, ``pvalues`` or ``conf_int``: they raise ValueError (classical
+            inference does not apply to penalised estimates).
+
+        References
+        ----------
+        Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
+        Learning*, §4.4.4.
+        """
+        return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
+                                   tol, start_params, RegularizedResults)
+
+    def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
+                            alpha_min_ratio: float | None = None, cv=None, seed=None,
+                            standardize: bool = False, *, alphas=None, penalty_factor=None,
+                            stratify: bool = True, maxiter: int = 100,
+                            tol: float = 1e-10) -> RegularizationPath:
+        """Penalised fits on a log-spaced sequence of alphas, optionally cross-validated.
+
+        Parameters
+        ----------
+        n_alphas : int
+            Number of alphas, from ``alpha_max`` (all penalised coefficients 0) down to
+            ``alpha_min_ratio * alpha_max``.
+        L1_wt : float
+            As :meth:`fit_regularized`.
+        alpha_min_ratio : float, optional
+            Default 1e-4 when there are more observations than columns, else 1e-2 (glmnet).
+        cv : int or array-like, optional
+            Number of folds of a cross-validation of the deviance, or one fold label per row.
+        seed : int or numpy Generator, optional
+            Seed of the random fold assignment.
+        standardize : bool
+            As :meth:`fit_regularized`.
+        alphas : array-like, optional
+            The alphas to use instead of the generated sequence (sorted decreasing).
+        penalty_factor
+            As :meth:`fit_regularized`.
+        stratify : bool
+            Folds stratified by the response class (each class spread evenly over the folds).
+        maxiter, tol
+            Per alpha, as :meth:`fit_regularized`.
+
+        Returns
+        -------
+        RegularizationPath
+            ``coefs`` by alpha; with ``cv``: ``cv_mean``, ``cv_se``, ``alpha_min``,
+            ``alpha_1se``; ``refit(alpha)`` and ``plot(kind="path"|"cv")``.
+        """
+        return PATH.regularization_path(self, n_alphas, L1_wt, alpha_min_ratio, alphas, cv,
+                                        seed, standardize, penalty_factor, stratify, maxiter,
+                                        tol, RegularizationPath)
 
 
 class GLM(MLEGLM):

@@ -25,12 +25,15 @@ from ..numerics import separation as S
 from ..numerics.separation import Separation
 from ..progress import IterationLog
 from ..results.mnlogit import MNLogitResults
+from ..results.regularized import RegularizationPath, RegularizedMNLogitResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
 from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
 from ..solvers.rank import aliased_design_columns
 from . import gradient_fit as GF
+from . import regularization_path as PATH
+from . import regularized as REG
 from .base import Model, check_option, check_weights, fit_control
 from .data import ModelData, check_finite
 from .glm_base import constant
@@ -293,6 +296,37 @@ class MNLogit(Model):
                 else GF.HINT
             warnings.warn(f"{what} did not converge: {fit.message} (last deviances: "
                           f"{hist}); {hint}", ConvergenceWarning, stacklevel=3)
+
+    # --- penalised fits (glmclass.models.regularized) -----------------------------------------
+    def fit_regularized(self, alpha, L1_wt: float = 1.0, *, penalty_factor=None,
+                        standardize: bool = False, maxiter: int = 100,
+                        tol: float = 1e-10) -> RegularizedMNLogitResults:
+        """Lasso, ridge or elastic-net fit in the reference-level parametrisation.
+
+        Minimises ``deviance / (2 n) + alpha * ((1 - L1_wt) / 2 * ||v B||^2 + L1_wt *
+        ||v B||_1)``, n the sum of the frequency weights, over the (p, K - 1) coefficients B
+        of the non-reference levels, each penalised on its own (the intercepts not). Unlike
+        glmnet's symmetric multinomial (one vector per level, all penalised), the reference
+        level has no coefficients, so the fit depends on ``ref``. Parameters as
+        :meth:`glmclass.Logit.fit_regularized`.
+
+        Returns
+        -------
+        RegularizedMNLogitResults
+        """
+        return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
+                                   tol, None, RegularizedMNLogitResults)
+
+    def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
+                            alpha_min_ratio: float | None = None, cv=None, seed=None,
+                            standardize: bool = False, *, alphas=None, penalty_factor=None,
+                            stratify: bool = True, maxiter: int = 100,
+                            tol: float = 1e-10) -> RegularizationPath:
+        """Penalised fits along a sequence of alphas with cross-validated deviance; as
+        :meth:`glmclass.Logit.regularization_path` (folds stratified by level)."""
+        return PATH.regularization_path(self, n_alphas, L1_wt, alpha_min_ratio, alphas, cv,
+                                        seed, standardize, penalty_factor, stratify, maxiter,
+                                        tol, RegularizationPath)
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"

@@ -13,6 +13,7 @@ imported when a function is first called, never by ``import glmclass``.
 :func:`discriminant_projection`   Fisher / LDA discriminant coordinates by class
 :func:`loss_history`              loss per iteration or epoch of gradient fits
 :func:`regularization_path`       coefficients against the penalty
+:func:`cv_curve`                  cross-validated deviance against the penalty
 ================================  ==========================================================
 
 Examples
@@ -27,11 +28,17 @@ Examples
 """
 
 from .classifier import decision_boundary, discriminant_projection
-from .estimates import coefficients, evidence_curve, loss_history, regularization_path
+from .estimates import (
+    coefficients,
+    cv_curve,
+    evidence_curve,
+    loss_history,
+    regularization_path,
+)
 from .performance import calibration, calibration_table, roc, roc_auc, roc_curve
 
 __all__ = [
     "decision_boundary", "roc", "roc_curve", "roc_auc", "calibration", "calibration_table",
     "coefficients", "evidence_curve", "discriminant_projection", "loss_history",
-    "regularization_path",
+    "regularization_path", "cv_curve",
 ]

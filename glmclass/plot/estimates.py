@@ -257,14 +257,15 @@ def loss_history(results, *, reference: float | None = None, labels=None, ax=Non
     return ax
 
 
-def regularization_path(path: pd.DataFrame, *, intercept: bool = False, log: bool = True,
-                        ax=None):
+def regularization_path(path, *, intercept: bool = False, log: bool = True, ax=None):
     """Plot coefficients against the penalty: one line per coefficient.
 
     Parameters
     ----------
-    path : pandas.DataFrame
-        Coefficients by penalty: index the penalty ``alpha``, one column per coefficient.
+    path : pandas.DataFrame or RegularizationPath
+        Coefficients by penalty: index the penalty ``alpha``, one column per coefficient; or
+        the result of ``regularization_path()``, whose ``coefs`` are drawn with dashed
+        vertical lines at ``alpha_min`` and ``alpha_1se`` when it was cross-validated.
     intercept : bool
         Include an intercept column (it is not penalised, so usually left out).
     log : bool
@@ -277,17 +278,72 @@ def regularization_path(path: pd.DataFrame, *, intercept: bool = False, log: boo
     matplotlib.axes.Axes
         One labelled line per coefficient and a dotted line at zero.
     """
+    marks = _cv_marks(path)
+    if hasattr(path, "coefs") and isinstance(path.coefs, pd.DataFrame):
+        path = path.coefs
     if not isinstance(path, pd.DataFrame):
         raise TypeError("path must be a DataFrame: index the penalty, one column per "
                         f"coefficient; got {type(path).__name__}")
-    cols = [c for c in path.columns if intercept or not _is_intercept(c)]
+    cols = [c for c in path.columns if intercept or not _is_intercept(
+        c[-1] if isinstance(c, tuple) else c)]
     ax = C.get_axes(ax)
     a = np.asarray(path.index, dtype=float)
     for c in cols:
-        ax.plot(a, path[c].to_numpy(dtype=float), label=str(c))
+        label = ": ".join(map(str, c)) if isinstance(c, tuple) else str(c)
+        ax.plot(a, path[c].to_numpy(dtype=float), label=label)
     if log:
         ax.set_xscale("log")
     ax.axhline(0.0, color="0.4", linestyle=":", linewidth=1)
+    _draw_marks(ax, marks)
     ax.set(xlabel=str(path.index.name or "alpha"), ylabel="Coefficient")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def _cv_marks(path) -> list[tuple[str, float]]:
+    """``[("alpha_min", a), ("alpha_1se", b)]`` of a cross-validated path, else []."""
+    out = []
+    for name in ("alpha_min", "alpha_1se"):
+        value = getattr(path, name, None)
+        if isinstance(value, (float, int, np.floating)):
+            out.append((name, float(value)))
+    return out
+
+
+def _draw_marks(ax, marks: list[tuple[str, float]]) -> None:
+    for (name, value), style in zip(marks, ("--", "-."), strict=False):
+        ax.axvline(value, color="0.3", linestyle=style, linewidth=1, label=name)
+
+
+def cv_curve(path, *, log: bool = True, ax=None):
+    """Cross-validated deviance against the penalty, with one-standard-error bars.
+
+    Parameters
+    ----------
+    path : RegularizationPath
+        A path fit with ``cv=`` (``regularization_path(cv=10)``).
+    log : bool
+        Logarithmic penalty axis.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The mean held-out deviance per observation with error bars of ``cv_se``, and dashed
+        vertical lines at ``alpha_min`` and ``alpha_1se`` (labelled in the legend).
+    """
+    mean = getattr(path, "cv_mean", None)
+    if not isinstance(mean, pd.Series):
+        raise TypeError("cv_curve needs a path fit with cross-validation: "
+                        "model.regularization_path(cv=10)")
+    ax = C.get_axes(ax)
+    a = np.asarray(mean.index, dtype=float)
+    ax.errorbar(a, mean.to_numpy(), yerr=path.cv_se.to_numpy(), fmt="o", markersize=3,
+                capsize=2, color="C3", ecolor="0.6", label="CV deviance")
+    if log:
+        ax.set_xscale("log")
+    _draw_marks(ax, _cv_marks(path))
+    ax.set(xlabel="alpha", ylabel=f"{path.n_folds}-fold CV deviance per observation")
     ax.legend(fontsize="small")
     return ax

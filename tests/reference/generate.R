@@ -1089,3 +1089,4 @@ source(file.path(refdir, "r", "chapter.R"))
 source(file.path("tests", "reference", "r", "inference.R"))  # -> inference.json
 source(file.path(refdir, "r", "formula_terms.R"))  # formula_terms.json
 source(file.path("tests", "reference", "r", "firth.R"))  # -> firth.json
+source(file.path("tests", "reference", "r", "glmnet.R"))  # -> glmnet.json

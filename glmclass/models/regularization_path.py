@@ -1,0 +1,169 @@
+"""Regularisation paths: penalised fits on a log-spaced sequence of alphas, with warm starts,
+and their k-fold cross-validated deviance (the body of every ``regularization_path`` method).
+
+The sequence runs from alpha_max, the smallest alpha at which every penalised coefficient is
+0 (glmnet's lambda_max), down to ``alpha_min_ratio * alpha_max``. Cross-validation refits the
+whole path on each training fold (the full data's alphas, as ``cv.glmnet``) and scores the
+held-out rows by their mean deviance; ``alpha_min`` minimises the mean over folds and
+``alpha_1se`` is the largest alpha within one standard error of that minimum (ESL §7.10).
+
+References
+----------
+Friedman, J., Hastie, T. and Tibshirani, R. (2010). *Journal of Statistical Software* 33(1),
+§2.5 and §6.
+Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical Learning*,
+§7.10 (the one-standard-error rule).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ..errors import ConvergenceWarning
+from ..solvers import coordinate_descent as CD
+from ..solvers.newton import softmax_parts
+from . import regularized as R
+
+
+def check_cv(cv, nrows: int) -> tuple[int, np.ndarray | None]:
+    """``cv``: None (no cross-validation), a number of folds, or one fold label per row."""
+    if cv is None:
+        return 0, None
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if not 2 <= cv <= nrows:
+            raise ValueError(f"cv must be a number of folds between 2 and the number of rows "
+                             f"({nrows}), got {cv}")
+        return int(cv), None
+    if isinstance(cv, (str, bytes, bool, float)):
+        raise ValueError(f"cv must be a number of folds (e.g. 10) or one fold label per row, "
+                         f"got {cv!r}")
+    labels = np.asarray(cv)
+    if labels.shape != (nrows,):
+        raise ValueError(f"cv as fold labels must have one label per row of the model "
+                         f"({nrows}), got shape {labels.shape}")
+    _, codes = np.unique(labels, return_inverse=True)
+    k = int(codes.max()) + 1
+    if k < 2:
+        raise ValueError("cv as fold labels needs at least two different folds")
+    return k, codes
+
+
+def folds(k: int, strata: np.ndarray | None, nrows: int, seed) -> np.ndarray:
+    """Fold codes 0..k-1: stratified by ``strata`` (the response class) when given, each class
+    spread evenly over the folds; random with ``seed`` (``numpy.random.default_rng``)."""
+    rng = np.random.default_rng(seed)
+    if strata is None:
+        order = rng.permutation(nrows)
+    else:
+        order = np.concatenate([rng.permutation(np.flatnonzero(strata == s))
+                                for s in np.unique(strata)])
+    out = np.empty(nrows, dtype=int)
+    out[order] = np.arange(nrows) % k
+    return out
+
+
+def _sequence(n_alphas, alpha_min_ratio, alphas, nobs: float, m: int, amax: float
+              ) -> np.ndarray:
+    if alphas is not None:
+        a = np.asarray(alphas, dtype=float).ravel()
+        if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
+            raise ValueError("alphas must be finite numbers >= 0")
+        return np.sort(a)[::-1]
+    n = R.check_int(n_alphas, "n_alphas", 1)
+    if alpha_min_ratio is None:
+        ratio = 1e-4 if nobs > m else 1e-2  # glmnet's lambda.min.ratio
+    else:
+        ratio = R.real_number(alpha_min_ratio, "alpha_min_ratio")
+        if not 0 < ratio < 1:
+            raise ValueError(f"alpha_min_ratio must be in (0, 1), got {alpha_min_ratio!r}")
+    if not amax > 0:
+        raise ValueError("every penalised coefficient is already 0 without a penalty (the "
+                         "gradient at the unpenalised fit vanishes): give alphas explicitly")
+    return CD.lambda_sequence(amax, n, ratio)
+
+
+def _glm_test_deviance(model, test: np.ndarray, coefs: np.ndarray) -> tuple[np.ndarray, float]:
+    """Mean deviance of the rows ``test`` at each row of ``coefs`` (n_alphas, p), and their
+    total prior weight."""
+    pw = np.asarray(model.prior_weights)[test]
+    X, y, off = model.exog[test], model.endog[test], np.asarray(model.offset)[test]
+    eta = X @ coefs.T + off[:, None]
+    fam = model.family
+    dev = np.array([pw @ fam.unit_deviance(y, eta[:, j]) for j in range(coefs.shape[0])])
+    total = float(pw.sum())
+    return (dev / total if total > 0 else np.full(coefs.shape[0], np.nan)), total
+
+
+def _mn_test_deviance(model, test: np.ndarray, coefs: np.ndarray) -> tuple[np.ndarray, float]:
+    f, codes = model.freq_weights[test], model.codes[test]
+    X, off = model.exog[test], np.asarray(model.offset)[test]
+    k1 = model.K - 1
+    out = np.empty(coefs.shape[0])
+    rows = np.arange(X.shape[0])
+    for j, c in enumerate(coefs):
+        eta = X @ c.reshape(k1, -1).T + off[:, None]
+        lse, _, _ = softmax_parts(eta)
+        obs = np.where(codes > 0, eta[rows, np.maximum(codes - 1, 0)], 0.0)
+        out[j] = -2.0 * float(f @ (obs - lse))
+    total = float(f.sum())
+    return (out / total if total > 0 else np.full(coefs.shape[0], np.nan)), total
+
+
+def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, seed,
+                        standardize, penalty_factor, stratify, maxiter, tol, results_cls):
+    """Validate, fit the path (and the folds' paths) and build the results."""
+    L1_wt = R.check_l1_wt(L1_wt)
+    standardize = R.check_bool(standardize, "standardize")
+    stratify = R.check_bool(stratify, "stratify")
+    control = R.cd_control(maxiter, tol)
+    R._check_memory(model)
+    mn = hasattr(model, "codes")
+    icpt = model.data.intercept_index
+    pf = R.penalty_factors(penalty_factor, model.exog_names, icpt)
+    R.check_no_constant(model, icpt)
+    nrows = model.data.nrows
+    k, given = check_cv(cv, nrows)
+    build = R.mnlogit_rows if mn else R.glm_rows
+    rows = build(model, None, standardize)
+
+    def path_on(r: R.Rows, seq: np.ndarray | None):
+        l1u, l2u = r.unit_weights(pf, L1_wt)
+        null = CD.null_fit(r.oracle, r.start, l1u, control)
+        l1max, _ = r.unit_weights(pf, max(L1_wt, 1e-3))  # glmnet's alpha_max for ridge
+        amax = CD.alpha_max(null.grad, l1max)
+        if seq is None:
+            nobs = float(model.freq_weights.sum()) if mn else model.problem.nobs
+            seq = _sequence(n_alphas, alpha_min_ratio, alphas, nobs, pf.size, amax)
+        fit = CD.fit_path(r.oracle, null, seq, l1u, l2u, control)
+        coefs = np.array([r.to_original(c) for c in fit.coef])
+        return seq, amax, fit, coefs
+
+    seq, amax, fit, coefs = path_on(rows, None)
+    if not fit.converged.all():
+        bad = seq[~fit.converged]
+        warnings.warn(f"the penalised fit did not converge at {bad.size} of {seq.size} alphas "
+                      f"(the largest {bad[0]:.4g}); raise maxiter, or standardize the columns "
+                      "(near-separated data need large coefficients at small alphas)",
+                      ConvergenceWarning, stacklevel=3)
+    cv_raw = cv_weight = fold = None
+    if k:
+        if given is not None:
+            fold = given
+        else:
+            strata = None
+            if stratify:
+                strata = model.codes if mn else (model.endog if model.levels is not None
+                                                 else None)
+            fold = folds(k, strata, nrows, seed)
+        cv_raw, cv_weight = np.empty((k, seq.size)), np.empty(k)
+        score = _mn_test_deviance if mn else _glm_test_deviance
+        for j in range(k):
+            test = fold == j
+            _, _, _, fcoefs = path_on(build(model, ~test, standardize), seq)
+            cv_raw[j], cv_weight[j] = score(model, test, fcoefs)
+    return results_cls(model, seq, coefs, fit, amax, L1_wt=L1_wt, penalty_factor=pf,
+                       standardize=standardize, scale=rows.scale, cv_raw=cv_raw,
+                       cv_weight=cv_weight, folds=fold, seed=seed)

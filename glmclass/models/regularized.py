@@ -1,0 +1,321 @@
+"""Lasso, ridge and elastic-net fits of GLM-type models (ESL §3.4, §4.4.4), and their paths.
+
+``Logit.fit_regularized``, ``Probit.fit_regularized`` (every :class:`~glmclass.GLM`) and
+``MNLogit.fit_regularized`` delegate here, as do the ``regularization_path`` methods. The
+objective is glmnet's,
+
+    deviance / (2 n) + alpha * ((1 - L1_wt) / 2 * sum_j v_j b_j^2 + L1_wt * sum_j v_j |b_j|),
+
+with n the sum of the prior weights (for a binomial model ``deviance / (2 n) = -llf / n`` plus
+a constant), the intercept not penalised and v the penalty factors; with ``standardize`` the
+penalty applies to ``s_j b_j``, s_j the column's weighted standard deviation (glmnet's
+``standardize = TRUE``: the fit is on the standardised scale, the coefficients reported on the
+original one). The numerics are in :mod:`glmclass.solvers.coordinate_descent`.
+
+References
+----------
+Friedman, J., Hastie, T. and Tibshirani, R. (2010). Regularization paths for generalized
+linear models via coordinate descent. *Journal of Statistical Software* 33(1).
+Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical Learning*,
+§3.4, §4.4.4, §7.10.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..blocks import ArrayBlocks, RowBlocks, block_rows
+from ..errors import ConvergenceWarning
+from ..solvers import coordinate_descent as CD
+from ..solvers.irls import Control
+from ..solvers.newton import NewtonControl, multinomial_deviance
+from .base import check_start, fit_control, per_column, real_number
+
+# --- argument checks ----------------------------------------------------------------------------
+
+def check_alpha(alpha) -> float:
+    """The penalty weight: a finite number >= 0."""
+    a = real_number(alpha, "alpha (the penalty weight)")
+    if not np.isfinite(a) or a < 0:
+        raise ValueError(f"alpha (the penalty weight) must be a finite number >= 0, got {alpha!r}")
+    return a
+
+
+def check_l1_wt(L1_wt) -> float:
+    """The lasso share of the penalty: a number in [0, 1]."""
+    w = real_number(L1_wt, "L1_wt")
+    if not (0.0 <= w <= 1.0):
+        raise ValueError(f"L1_wt must be in [0, 1] (1 the lasso, 0 ridge regression, between "
+                         f"them the elastic net), got {L1_wt!r}")
+    return w
+
+
+def check_bool(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def penalty_factors(penalty_factor, names: list[str], intercept: int | None) -> np.ndarray:
+    """Per-column penalty factors, rescaled to sum to the number of penalisable columns (as
+    glmnet does); the intercept's is 0 whatever is given.
+
+    Raises
+    ------
+    ValueError
+        Negative or non-finite factors (naming the column), or all factors 0.
+    """
+    p = len(names)
+    if penalty_factor is None:
+        v = np.ones(p)
+    else:
+        v = per_column(penalty_factor, names, 1.0, "penalty_factor")
+        bad = ~np.isfinite(v) | (v < 0)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"penalty_factor of {names[j]!r} is {v[j]}: factors must be finite "
+                             "and >= 0 (0 leaves a column unpenalised)")
+    if intercept is not None:
+        v[intercept] = 0.0
+    m = p - (intercept is not None)
+    if m == 0:
+        raise ValueError("the design has no column to penalise besides the intercept")
+    if not v.sum() > 0:
+        raise ValueError("every penalty_factor is 0: nothing would be penalised; use fit() for "
+                         "the maximum-likelihood estimate")
+    return v * (m / v.sum())
+
+
+# --- the problem on a set of rows ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rows:
+    """A GLM-type problem on some rows, in the coordinates the solver works in.
+
+    Attributes
+    ----------
+    oracle : callable
+        The mean loss, its gradient and Hessian (:data:`~glmclass.solvers.coordinate_descent.
+        Oracle`).
+    shift : ndarray of shape (p,) or None
+        The column means subtracted from the design (with an intercept): coordinates
+        ``gamma = T b`` with ``gamma_0 = b_0 + shift' b``, the others equal.
+    scale : ndarray of shape (p,)
+        Columns' standard deviations with ``standardize`` (1 otherwise).
+    intercept : int or None
+    levels : int
+        Number of coefficient vectors (K - 1 for MNLogit, 1 else), stacked level-major.
+    start : ndarray of shape (levels * p,)
+        The solver's starting point: intercepts at the null fit's, the rest 0.
+    """
+
+    oracle: CD.Oracle
+    shift: np.ndarray | None
+    scale: np.ndarray
+    intercept: int | None
+    levels: int
+    start: np.ndarray
+
+    def unit_weights(self, pf: np.ndarray, L1_wt: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(l1, l2)`` per coordinate at alpha = 1."""
+        l1 = np.tile(L1_wt * pf * self.scale, self.levels)
+        l2 = np.tile((1.0 - L1_wt) * pf * self.scale ** 2, self.levels)
+        return l1, l2
+
+    def to_original(self, gamma: np.ndarray) -> np.ndarray:
+        """Coefficients on the design as given, from the solver's."""
+        if self.shift is None:
+            return gamma.copy()
+        g = gamma.reshape(self.levels, -1).copy()
+        g[:, self.intercept] -= g @ self.shift
+        return g.ravel()
+
+    def to_solver(self, coef: np.ndarray) -> np.ndarray:
+        if self.shift is None:
+            return coef.copy()
+        g = coef.reshape(self.levels, -1).copy()
+        g[:, self.intercept] += g @ self.shift
+        return g.ravel()
+
+
+def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray]:
+    """Sum of weights, weighted column sums and weighted sums of squares, over row blocks."""
+    p = blocks.n_cols
+
+    def one(b):
+        return float(b.weights.sum()), b.weights @ b.X, b.weights @ (b.X * b.X)
+
+    return blocks.reduce(one, (0.0, np.zeros(p), np.zeros(p)))
+
+
+def _scales(blocks: RowBlocks, intercept: int | None,
+            standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray]:
+    """Total weight, the centring shift (with an intercept) and the standardising scales."""
+    total, sums, squares = _moments(blocks)
+    p = blocks.n_cols
+    shift = None
+    if intercept is not None:
+        shift = sums / total
+        shift[intercept] = 0.0
+    scale = np.ones(p)
+    if standardize:
+        # glmnet's standardize = TRUE: weighted population SDs (centred with an intercept)
+        mean = sums / total if intercept is not None else np.zeros(p)
+        var = np.maximum(squares / total - mean * mean, 0.0)
+        # the subtraction loses the digits of columns with large means: redo those centred
+        big = mean * mean > 1e-3 * var
+        if big.any():
+            idx = np.flatnonzero(big)
+
+            def centred(b):
+                d = b.X[:, idx] - mean[idx]
+                return b.weights @ (d * d)
+
+            var[idx] = blocks.reduce(centred, np.zeros(idx.size)) / total
+        scale = np.sqrt(var)
+        if intercept is not None:
+            scale[intercept] = 1.0
+        # a column constant on these rows (a rare indicator within a training fold; on all
+        # the rows check_no_constant has refused it) has no curvature once centred: its
+        # coefficient stays at 0 whatever its scale, as in glmnet
+        scale[scale == 0] = 1.0
+    return total, shift, scale
+
+
+def glm_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
+    """The penalised problem of a GLM-type model (GLM, Logit, Probit) on the rows ``mask``
+    (None: all) that have positive prior weight."""
+    problem = model.problem
+    pos = problem.prior_weights > 0
+    if mask is not None:
+        pos = pos & mask
+    blocks = problem.blocks()
+    if not pos.all():
+        blocks = blocks.take_rows(pos)
+    icpt = model.data.intercept_index
+    total, shift, scale = _scales(blocks, icpt, standardize)
+    start = np.zeros(blocks.n_cols)
+    if icpt is not None:
+        ybar = _weighted_mean_y(blocks)
+        c = model.family.link.link(np.array([ybar]))[0]
+        # with an offset the null intercept is not the link of the mean; any start will do
+        start[icpt] = c if np.isfinite(c) else 0.0
+    oracle = CD.glm_oracle(blocks, model.family, total, shift)
+    return Rows(oracle, shift, scale, icpt, 1, start)
+
+
+def _weighted_mean_y(blocks: RowBlocks) -> float:
+    num_, den = blocks.reduce(lambda b: (float(b.weights @ b.y), float(b.weights.sum())),
+                              (0.0, 0.0))
+    return num_ / den
+
+
+def mnlogit_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
+    """The penalised problem of an MNLogit on the rows ``mask`` (None: all) with positive
+    frequency weight, in the reference-level parametrisation (coefficients level-major)."""
+    pos = model.freq_weights > 0
+    if mask is not None:
+        pos = pos & mask
+    X = model.exog[pos] if not pos.all() else model.exog
+    f, codes, off = model.freq_weights[pos], model.codes[pos], model.offset[pos]
+    plain = ArrayBlocks(X, codes, f, off)
+    icpt = model.data.intercept_index
+    total, shift, scale = _scales(plain, icpt, standardize)
+    Xc = X - shift if shift is not None else X  # centred copy: the multinomial pass takes none
+    k1 = model.K - 1
+    blocks = ArrayBlocks(Xc, codes, f, off, rows=block_rows(k1 * X.shape[1]))
+    dev = multinomial_deviance(blocks, model.K)
+    scale2 = 1.0 / (2.0 * total)
+
+    def oracle(coef: np.ndarray, active: np.ndarray, hessian: bool = True):
+        d, g, h = dev(coef, True)  # the multinomial pass gives the Hessian with the gradient
+        if not np.isfinite(d):
+            return np.inf, np.zeros_like(coef), np.zeros((active.size, active.size))
+        return d * scale2, g * scale2, h[np.ix_(active, active)] * scale2
+
+    start = np.zeros((k1, X.shape[1]))
+    if icpt is not None:
+        t = np.bincount(codes, weights=f, minlength=model.K)
+        with np.errstate(divide="ignore"):
+            start[:, icpt] = np.log(t[1:] / t[0])
+        start[~np.isfinite(start)] = 0.0
+    return Rows(oracle, shift, scale, icpt, k1, start.ravel())
+
+
+def check_no_constant(model, intercept: int | None) -> None:
+    """A constant column besides the intercept is aliased with it: say which, and refuse."""
+    if intercept is None:
+        return
+    X = model.exog
+    w = model.prior_weights if hasattr(model, "problem") else model.freq_weights
+    pos = w > 0
+    Xp = X[pos] if not pos.all() else X
+    if Xp.shape[0] == 0:
+        return
+    const = np.ptp(Xp, axis=0) == 0
+    const[intercept] = False
+    if const.any():
+        name = model.exog_names[int(np.flatnonzero(const)[0])]
+        raise ValueError(f"column {name!r} is constant, like the intercept: its coefficient is "
+                         "not identified (it would stay at 0 on every penalty); drop it")
+
+
+# --- one fit --------------------------------------------------------------------------------------
+
+def solve(rows: Rows, alpha: float, L1_wt: float, pf: np.ndarray, start: np.ndarray | None,
+          control: CD.CDControl) -> CD.CDFit:
+    """The penalised fit at one alpha, from ``start`` (coefficients on the original design)."""
+    l1u, l2u = rows.unit_weights(pf, L1_wt)
+    s = rows.start if start is None else rows.to_solver(start)
+    return CD.prox_newton(rows.oracle, s, alpha * l1u, alpha * l2u, np.arange(s.size), control)
+
+
+def cd_control(maxiter, tol) -> CD.CDControl:
+    fc = fit_control(maxiter, tol)
+    return CD.CDControl(maxiter=fc.maxiter, tol=fc.tol)
+
+
+def fit_regularized(model, alpha, L1_wt, penalty_factor, standardize, maxiter, tol,
+                    start_params, results_cls):
+    """Validate, solve and build the results (the body of every ``fit_regularized``)."""
+    alpha, L1_wt = check_alpha(alpha), check_l1_wt(L1_wt)
+    standardize = check_bool(standardize, "standardize")
+    control = cd_control(maxiter, tol)
+    _check_memory(model)
+    icpt = model.data.intercept_index
+    pf = penalty_factors(penalty_factor, model.exog_names, icpt)
+    check_no_constant(model, icpt)
+    mn = hasattr(model, "codes")
+    start = None if mn else check_start(start_params, model.exog_names)
+    rows = (mnlogit_rows if mn else glm_rows)(model, None, standardize)
+    fit = solve(rows, alpha, L1_wt, pf, start, control)
+    if not fit.converged:
+        warnings.warn(f"the penalised fit did not converge: {fit.message}; raise maxiter or "
+                      "standardize the columns", ConvergenceWarning, stacklevel=3)
+    coef = rows.to_original(fit.coef)
+    return results_cls(model, coef, fit, null_fit(model), alpha=alpha, L1_wt=L1_wt,
+                       penalty_factor=pf, standardize=standardize, scale=rows.scale)
+
+
+def null_fit(model):
+    """The intercept-only fit: a :class:`~glmclass.models.glm_base.NullFit` for GLM-type models,
+    the null deviance for MNLogit."""
+    if hasattr(model, "codes"):
+        return model._null_deviance(NewtonControl())
+    return model.problem.null_fit(Control())
+
+
+def _check_memory(model) -> None:
+    if getattr(model.data, "partitioned", False):
+        raise ValueError("penalised fits need the rows in memory: compute the Dask collection "
+                         "(.compute()) and build the model on the result")
+
+
+def check_int(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)

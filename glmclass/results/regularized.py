@@ -1,0 +1,459 @@
+"""Results of penalised (lasso, ridge, elastic-net) fits and of regularisation paths.
+
+A penalised estimate is biased towards 0 on purpose, and a lasso fit chooses its columns on
+the same data it estimates them with: the classical standard errors, z statistics, p-values
+and intervals do not describe its sampling distribution. The results therefore have no
+``bse``, ``pvalues``, ``conf_int`` or ``cov_params``: each raises a ValueError that says so
+and what to do instead, and the summary shows the coefficients with a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ..solvers.coordinate_descent import CDFit, PathFit
+from ..solvers.newton import softmax_parts
+from ..summary import Summary, modelled_line
+from .base import LikelihoodMixin, check_which, num, row_key
+from .glm_base import GLMBaseResults
+from .io import SaveMixin, require_data
+
+METHOD = "coordinate descent (proximal Newton)"
+
+
+def penalty_name(L1_wt: float) -> str:
+    return "lasso" if L1_wt == 1 else "ridge" if L1_wt == 0 else "elastic net"
+
+
+@dataclass(frozen=True)
+class _Record:
+    """What :class:`~glmclass.results.glm_base.GLMBaseResults` reads from a solver's record."""
+
+    coef: np.ndarray
+    deviance: float
+    converged: bool
+    n_iter: int
+    history: tuple
+    aliased: np.ndarray
+
+
+class PenaltyMixin:
+    """What penalised results share: the description of the penalty, the refusal of
+    classical inference, and the summary's penalty lines."""
+
+    alpha: float
+    L1_wt: float
+    penalty_factor: pd.Series
+    standardize: bool
+
+    @property
+    def penalized(self) -> list[str]:
+        """Design columns the penalty applies to (factor > 0)."""
+        return [str(c) for c, v in self.penalty_factor.items() if v > 0]
+
+    def _no_inference(self, what: str):
+        raise ValueError(
+            f"{what} is not available for a penalised fit ({penalty_name(self.L1_wt)}, "
+            f"alpha={self.alpha:g}, L1_wt={self.L1_wt:g}): the penalty biases the estimates "
+            "towards 0 and the lasso selects columns on the same data, so classical standard "
+            "errors, p-values and intervals do not apply. For inference, refit the chosen "
+            "columns with fit() on new data, or bootstrap the whole procedure.")
+
+    @property
+    def bse(self):
+        """Not available: raises ValueError (see the module's docstring)."""
+        self._no_inference("bse (standard errors)")
+
+    @property
+    def tvalues(self):
+        """Not available: raises ValueError."""
+        self._no_inference("tvalues (z statistics)")
+
+    @property
+    def zvalues(self):
+        """Not available: raises ValueError."""
+        self._no_inference("zvalues (z statistics)")
+
+    @property
+    def pvalues(self):
+        """Not available: raises ValueError."""
+        self._no_inference("pvalues")
+
+    def conf_int(self, alpha: float = 0.05):
+        """Not available: raises ValueError."""
+        self._no_inference("conf_int (confidence intervals)")
+
+    def cov_params(self):
+        """Not available: raises ValueError."""
+        self._no_inference("cov_params (the covariance of the estimates)")
+
+    def _penalty_header(self) -> list[tuple[str, object]]:
+        return [("Method", METHOD), ("Penalty", penalty_name(self.L1_wt)),
+                ("alpha", self.alpha), ("L1_wt", self.L1_wt),
+                ("Standardized", self.standardize)]
+
+    def _penalty_notes(self, unpenalized: list[str]) -> list[str]:
+        free = ", ".join(unpenalized) if unpenalized else "none"
+        return [
+            f"Penalised fit: minimises deviance/(2n) + alpha*((1 - L1_wt)/2*||v*b||^2 + "
+            f"L1_wt*||v*b||_1) with n = {num(self.nobs)}"
+            + (", v the penalty factor times the column's standard deviation"
+               if self.standardize else ", v the penalty factor")
+            + f"; unpenalised: {free}.",
+            "Standard errors, z statistics and p-values do not apply to penalised estimates "
+            "and are not shown.",
+        ]
+
+
+class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixin):
+    """A penalised fit of a GLM, Logit or Probit (built by ``fit_regularized``).
+
+    Attributes
+    ----------
+    model : the model (never modified)
+    params : pandas.Series
+        Estimates by design column, on the design's own scale (exact zeros where the lasso
+        dropped a column).
+    alpha, L1_wt : float
+        The penalty weight and its lasso share.
+    penalty_factor : pandas.Series
+        Factors per column, rescaled to sum to the number of penalisable columns (glmnet);
+        0 for the intercept and unpenalised columns.
+    penalized : list of str
+        The columns the penalty applies to.
+    standardize : bool
+        Whether the penalty was on standardised coefficients.
+    objective : float
+        The penalised objective at the estimate.
+    deviance, null_deviance, llf, llnull : float
+    nobs : float
+    df_model : float
+        Number of non-zero coefficients besides the intercept (the lasso's degrees of freedom,
+        Zou, Hastie and Tibshirani 2007), behind ``aic`` and ``bic``.
+    converged : bool
+    n_iter : int
+        Proximal Newton steps.
+    n_sweeps : int
+        Coordinate-descent sweeps over all steps.
+    method : str
+    """
+
+    def __init__(self, model, coef: np.ndarray, fit: CDFit, null, *, alpha: float,
+                 L1_wt: float, penalty_factor: np.ndarray, standardize: bool,
+                 scale: np.ndarray) -> None:
+        total = float(np.sum(model.prior_weights))
+        record = _Record(coef, 2.0 * total * fit.loss, fit.converged, fit.n_iter, fit.history,
+                         np.zeros(coef.size, dtype=bool))
+        super().__init__(model, record, null)
+        names = model.exog_names
+        self.alpha, self.L1_wt, self.standardize = alpha, L1_wt, standardize
+        self.penalty_factor = pd.Series(penalty_factor, index=names, name="penalty_factor")
+        self.scale_used = pd.Series(scale, index=names, name="scale")
+        self.objective = float(fit.objective)
+        self.n_sweeps = int(fit.n_sweeps)
+        self.method = METHOD
+        nonzero = coef != 0
+        icpt = model.data.intercept_index
+        if icpt is not None:
+            nonzero[icpt] = False
+        self.df_model = float(nonzero.sum())
+        self.k_params = int(np.sum(coef != 0))
+        self.df_resid = float(self.nobs - self.k_params)
+
+    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5):
+        """Predictions in-sample (``exog=None``) or for new data through the stored design.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+        which : {"mean", "prob", "linear", "class"}
+            As :meth:`glmclass.results.glm.GLMResults.predict`.
+        offset : array-like, optional
+        threshold : float
+            Probability above which ``which="class"`` predicts the second level.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        eta, index, _ = self._linear(exog, offset)
+        return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
+
+    def summary(self) -> Summary:
+        """The fit's report: the penalty, the fit statistics and the coefficients (no standard
+        errors: see the note)."""
+        m = self.model
+        header = [("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
+                  ("Family", m.family.name), ("Link", m.family.link.name),
+                  *self._penalty_header(),
+                  ("No. Observations", num(self.nobs)),
+                  ("Non-zero coefs", num(self.df_model)), ("Converged", self.converged),
+                  ("No. Iterations", self.n_iter), ("Log-Likelihood", self.llf),
+                  ("LL-Null", self.llnull), ("Deviance", self.deviance),
+                  ("Objective", self.objective)]
+        table = pd.DataFrame({"coef": self.params, "penalty factor": self.penalty_factor})
+        free = [c for c, v in self.penalty_factor.items() if v == 0]
+        sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""
+        return Summary(f"{type(m).__name__} Penalised Regression Results", header,
+                       [(None, table)], self._penalty_notes(free), subtitle=sub)
+
+    def __repr__(self) -> str:
+        return (f"<RegularizedResults: {type(self.model).__name__}, {penalty_name(self.L1_wt)} "
+                f"alpha={self.alpha:g}, nobs={num(self.nobs)}>")
+
+
+class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
+    """A penalised fit of an MNLogit (built by ``MNLogit.fit_regularized``), in the reference-
+    level parametrisation: ``params`` rows the design columns, columns the non-reference
+    levels, every non-intercept coefficient penalised separately.
+
+    Attributes are those of :class:`RegularizedResults`, with ``params`` a DataFrame, ``ref``
+    and ``levels``; ``df_model`` counts non-zero coefficients besides the intercepts.
+    """
+
+    def __init__(self, model, coef: np.ndarray, fit: CDFit, null_deviance: float, *,
+                 alpha: float, L1_wt: float, penalty_factor: np.ndarray, standardize: bool,
+                 scale: np.ndarray) -> None:
+        d = model.data
+        self.model = model
+        k1 = model.K - 1
+        B = coef.reshape(k1, -1).T
+        self._nonref = list(model._fit_levels[1:])
+        self.params = pd.DataFrame(B, index=pd.Index(d.exog_names),
+                                   columns=pd.Index(self._nonref, name="level"))
+        self.nobs = float(model.freq_weights.sum())
+        total = float(np.sum(model.freq_weights))
+        self.deviance = 2.0 * total * fit.loss
+        self.null_deviance = float(null_deviance)
+        self.llf, self.llnull = -self.deviance / 2.0, -self.null_deviance / 2.0
+        self.converged, self.n_iter, self.n_sweeps = fit.converged, fit.n_iter, fit.n_sweeps
+        self.fit_history = fit.history
+        self.alpha, self.L1_wt, self.standardize = alpha, L1_wt, standardize
+        self.penalty_factor = pd.Series(penalty_factor, index=d.exog_names, name="penalty_factor")
+        self.scale_used = pd.Series(scale, index=d.exog_names, name="scale")
+        self.objective = float(fit.objective)
+        self.method = METHOD
+        self.ref, self.levels = model.ref, list(model.levels)
+        nonzero = B != 0
+        if d.intercept_index is not None:
+            nonzero[d.intercept_index] = False
+        self.df_model = float(nonzero.sum())
+        self.k_params = int(np.sum(B != 0))
+        self.df_resid = float(self.nobs - self.k_params)
+        self._row_key = row_key(d.index, model.freq_weights)
+        self.formula = d.formula
+
+    def predict(self, exog=None, which: str = "prob", offset=None):
+        """Predictions in-sample (``exog=None``) or for new data.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+        which : {"prob", "mean", "class", "linear"}
+            As :meth:`glmclass.results.mnlogit.MNLogitResults.predict`.
+        offset : array-like of shape (n,), optional
+
+        Returns
+        -------
+        pandas.DataFrame or pandas.Series
+        """
+        check_which(which, ("prob", "mean", "class", "linear"))
+        m = self.model
+        if exog is None:
+            require_data(self, "in-sample prediction")
+        X, off, index = m.data.new_rows(exog, offset)
+        if off is None:
+            off = m.offset if exog is None else np.zeros(X.shape[0])
+        eta = X @ self.params.to_numpy() + np.asarray(off)[:, None]
+        if which == "linear":
+            return pd.DataFrame(eta, index=index, columns=self.params.columns)
+        ok = ~np.isnan(eta).any(axis=1)
+        prob = np.full((eta.shape[0], m.K), np.nan)
+        _, pr, p0 = softmax_parts(eta[ok])
+        prob[ok] = np.column_stack([p0, pr])
+        prob = prob[:, [m._fit_levels.index(lv) for lv in self.levels]]
+        if which in ("prob", "mean"):
+            return pd.DataFrame(prob, index=index, columns=pd.Index(self.levels, name="level"))
+        labels = np.full(prob.shape[0], None, dtype=object)
+        labels[ok] = np.asarray(self.levels, dtype=object)[np.argmax(prob[ok], axis=1)]
+        return pd.Series(labels, index=index, name="class")
+
+    def summary(self) -> Summary:
+        """The fit's report with one coefficient column per non-reference level."""
+        m = self.model
+        header = [("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
+                  ("Reference level", self.ref), *self._penalty_header(),
+                  ("No. Observations", num(self.nobs)), ("Non-zero coefs", num(self.df_model)),
+                  ("Converged", self.converged), ("No. Iterations", self.n_iter),
+                  ("Log-Likelihood", self.llf), ("LL-Null", self.llnull),
+                  ("Deviance", self.deviance), ("Objective", self.objective)]
+        table = self.params.copy()
+        table.columns = [f"{m.data.endog_name}={lv}" for lv in self.params.columns]
+        table["penalty factor"] = self.penalty_factor
+        free = [c for c, v in self.penalty_factor.items() if v == 0]
+        return Summary("MNLogit Penalised Regression Results", header, [(None, table)],
+                       self._penalty_notes(free))
+
+    def __repr__(self) -> str:
+        return (f"<RegularizedMNLogitResults: {penalty_name(self.L1_wt)} alpha={self.alpha:g}, "
+                f"nobs={num(self.nobs)}>")
+
+
+class RegularizationPath:
+    """Penalised fits along a sequence of alphas, with cross-validated deviance.
+
+    Built by ``regularization_path`` of Logit, Probit, GLM and MNLogit.
+
+    Attributes
+    ----------
+    model : the model (never modified)
+    alphas : ndarray of shape (n_alphas,)
+        Decreasing penalty weights, from ``alpha_max`` down.
+    alpha_max : float
+        The smallest alpha at which every penalised coefficient is 0 (glmnet's lambda_max;
+        computed with ``max(L1_wt, 1e-3)`` for ridge, as glmnet).
+    coefs : pandas.DataFrame
+        Coefficients (original scale) by alpha: index ``alpha``, one column per design column
+        (MNLogit: columns ``(level, column)``).
+    deviance : pandas.Series
+        In-sample deviance by alpha.
+    df : pandas.Series
+        Non-zero coefficients besides the intercept(s), by alpha.
+    n_iter : pandas.Series
+        Proximal Newton steps by alpha.
+    converged : bool
+        Whether every fit of the path converged.
+    L1_wt : float
+    penalty_factor : pandas.Series
+    standardize : bool
+    n_folds : int
+        Folds of the cross-validation (0 without).
+    folds : ndarray of int or None
+        The fold (0 .. n_folds - 1) of each row.
+    cv_mean, cv_se : pandas.Series or None
+        Mean held-out deviance per observation by alpha (weighted over folds by their total
+        weight) and its standard error across folds (``cv.glmnet``'s ``cvm`` and ``cvsd``).
+    cv_deviance : pandas.DataFrame or None
+        The held-out deviance of each fold (rows) by alpha (columns).
+    alpha_min : float or None
+        The alpha with the smallest ``cv_mean`` (the largest such alpha on ties).
+    alpha_1se : float or None
+        The largest alpha whose ``cv_mean`` is within one ``cv_se`` of the minimum.
+    seed : the seed of the fold assignment
+    """
+
+    def __init__(self, model, alphas: np.ndarray, coefs: np.ndarray, fit: PathFit,
+                 alpha_max: float, *, L1_wt: float, penalty_factor: np.ndarray,
+                 standardize: bool, scale: np.ndarray, cv_raw: np.ndarray | None,
+                 cv_weight: np.ndarray | None, folds: np.ndarray | None, seed) -> None:
+        d = model.data
+        self.model = model
+        self.alphas = np.asarray(alphas, dtype=float)
+        self.alpha_max = float(alpha_max)
+        self.L1_wt, self.standardize, self.seed = L1_wt, standardize, seed
+        self.penalty_factor = pd.Series(penalty_factor, index=d.exog_names, name="penalty_factor")
+        self.scale_used = pd.Series(scale, index=d.exog_names, name="scale")
+        index = pd.Index(self.alphas, name="alpha")
+        mn = hasattr(model, "codes")
+        if mn:
+            cols = pd.MultiIndex.from_product([model._fit_levels[1:], d.exog_names],
+                                              names=["level", "column"])
+        else:
+            cols = pd.Index(d.exog_names)
+        self.coefs = pd.DataFrame(coefs, index=index, columns=cols)
+        total = float(np.sum(model.freq_weights if mn else model.prior_weights))
+        self.deviance = pd.Series(2.0 * total * fit.loss, index=index, name="deviance")
+        nz = coefs.reshape(coefs.shape[0], -1, len(d.exog_names)) != 0
+        if d.intercept_index is not None:
+            nz[:, :, d.intercept_index] = False
+        self.df = pd.Series(nz.sum(axis=(1, 2)), index=index, name="df")
+        self.n_iter = pd.Series(fit.n_iter, index=index, name="n_iter")
+        self.converged = bool(fit.converged.all())
+        self.folds = folds
+        self.n_folds = 0 if cv_raw is None else int(cv_raw.shape[0])
+        self.cv_deviance = self.cv_mean = self.cv_se = None
+        self.alpha_min = self.alpha_1se = None
+        if cv_raw is not None:
+            self._cross_validate(cv_raw, cv_weight, index)
+
+    def _cross_validate(self, raw: np.ndarray, weight: np.ndarray, index: pd.Index) -> None:
+        """cv.glmnet's summary of the folds: weighted mean and its standard error."""
+        k = raw.shape[0]
+        self.cv_deviance = pd.DataFrame(raw, index=pd.RangeIndex(k, name="fold"), columns=index)
+        ok = np.isfinite(raw)
+        w = np.where(ok, weight[:, None], 0.0)
+        r = np.where(ok, raw, 0.0)
+        mean = (w * r).sum(axis=0) / w.sum(axis=0)
+        var = (w * (r - mean) ** 2).sum(axis=0) / w.sum(axis=0) / (k - 1)
+        self.cv_mean = pd.Series(mean, index=index, name="cv_mean")
+        self.cv_se = pd.Series(np.sqrt(var), index=index, name="cv_se")
+        best = np.nanmin(mean)
+        imin = int(np.flatnonzero(mean <= best)[0])  # alphas decrease: the first is the largest
+        self.alpha_min = float(self.alphas[imin])
+        self.alpha_1se = float(self.alphas[np.flatnonzero(mean <= mean[imin] + np.sqrt(
+            var[imin]))[0]])
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """One row per alpha: ``df``, ``deviance`` and, with cross-validation, ``cv_mean`` and
+        ``cv_se``."""
+        parts = [self.df, self.deviance]
+        if self.cv_mean is not None:
+            parts += [self.cv_mean, self.cv_se]
+        return pd.concat(parts, axis=1)
+
+    def _alpha(self, alpha) -> float:
+        if isinstance(alpha, str):
+            if alpha not in ("min", "1se"):
+                raise ValueError(f"alpha must be 'min', '1se' or a number, got {alpha!r}")
+            if self.n_folds == 0:
+                raise ValueError(f"alpha={alpha!r} needs the cross-validation: run "
+                                 "regularization_path(cv=10) or give a number")
+            return self.alpha_min if alpha == "min" else self.alpha_1se
+        from ..models.regularized import check_alpha
+
+        return check_alpha(alpha)
+
+    def refit(self, alpha="1se", maxiter: int = 100, tol: float = 1e-10):
+        """The penalised fit at one alpha on all the rows, from the nearest point of the path.
+
+        Parameters
+        ----------
+        alpha : {"1se", "min"} or float
+            ``alpha_1se``, ``alpha_min`` or a penalty weight.
+        maxiter, tol
+            As ``fit_regularized``.
+
+        Returns
+        -------
+        RegularizedResults or RegularizedMNLogitResults
+        """
+        a = self._alpha(alpha)
+        m = self.model
+        kwargs = dict(L1_wt=self.L1_wt, penalty_factor=self.penalty_factor,
+                      standardize=self.standardize, maxiter=maxiter, tol=tol)
+        if not hasattr(m, "codes"):
+            near = int(np.argmin(np.abs(np.log(self.alphas + 1e-300) - np.log(a + 1e-300))))
+            kwargs["start_params"] = self.coefs.iloc[near].to_numpy()
+        return m.fit_regularized(a, **kwargs)
+
+    def plot(self, kind: str = "path", ax=None, **kwargs):
+        """Draw the coefficient path (``kind="path"``, :func:`glmclass.plot.
+        regularization_path`) or the cross-validation curve (``kind="cv"``,
+        :func:`glmclass.plot.cv_curve`); returns the matplotlib Axes."""
+        from .. import plot
+
+        if kind == "path":
+            return plot.regularization_path(self, ax=ax, **kwargs)
+        if kind == "cv":
+            return plot.cv_curve(self, ax=ax, **kwargs)
+        raise ValueError(f"kind must be 'path' or 'cv', got {kind!r}")
+
+    def __repr__(self) -> str:
+        cv = f", {self.n_folds}-fold CV" if self.n_folds else ""
+        return (f"<RegularizationPath: {type(self.model).__name__}, {penalty_name(self.L1_wt)}, "
+                f"{self.alphas.size} alphas{cv}>")
