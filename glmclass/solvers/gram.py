@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..blocks import Block, RowBlocks
+from .sampled import in_sample
 
 #: ``terms(block, eta) -> (w, wz, objective)``: working weights (r,), weighted working response
 #: (r,) and the block's share of the objective.
@@ -234,3 +235,71 @@ def fused_pass(
 
     out = blocks.reduce(one, None, combine)
     return (0.0, np.zeros((p, p)), np.zeros(p)) if out is None else out
+
+
+def score_pass(
+    blocks: RowBlocks,
+    terms: BlockTerms,
+    coef: np.ndarray,
+    shift: np.ndarray | None = None,
+    sample: float = 0.0,
+) -> tuple[float, np.ndarray, np.ndarray | None]:
+    """One streaming pass for the objective and the right-hand side at ``coef``, with the Gram
+    of a sample of the rows only (or none): a cheaper pass than :func:`fused_pass` for methods
+    whose direction needs only an approximate Hessian (:mod:`glmclass.solvers.sampled`).
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+        Source of the rows of X (n_obs, p), with what ``terms`` uses.
+    terms : callable
+        As for :func:`fused_pass`.
+    coef : ndarray of shape (p,)
+        ``eta_block = Xc_block @ coef + offset`` on the (shifted) block.
+    shift : ndarray of shape (p,), optional
+        Work on ``Xc = X - 1 shift'``.
+    sample : float, default 0
+        Share of the blocks whose weighted Gram is accumulated (whole blocks, chosen by
+        :func:`~glmclass.solvers.sampled.in_sample`); 0 for none.
+
+    Returns
+    -------
+    objective : float
+    rhs : ndarray of shape (p,)
+        Xc' v over all rows, in float64.
+    gram : ndarray of shape (p, p) or None
+        The sample's Xc' W Xc scaled by (rows in the source) / (rows in the sample): an
+        estimate of the full Gram. None when ``sample`` is 0 (or the source has no rows).
+    """
+    p = blocks.n_cols
+    scratch = _Scratch(p)
+    spare = _Scratch(p)
+
+    def one(b: Block):
+        xc = _shifted(b.X, shift, scratch)
+        e = xc @ coef
+        e += b.offset
+        wb, vb, ob = terms(b, e)
+        with np.errstate(over="ignore", invalid="ignore"):
+            rhs = xc.T @ vb
+            if sample <= 0.0:
+                return ob, rhs
+            if not in_sample(b.start, sample):
+                return ob, rhs, 0.0, 0
+            out = xc if shift is not None else spare.get(xc.shape[0])
+            return ob, rhs, _block_gram(xc, wb, out), xc.shape[0]
+
+    def combine(acc, part):
+        if acc is None:
+            return part
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tuple(a + b for a, b in zip(acc, part, strict=True))
+
+    out = blocks.reduce(one, None, combine)
+    if out is None:
+        return 0.0, np.zeros(p), None
+    if sample <= 0.0:
+        return out[0], out[1], None
+    if not out[3]:
+        return out[0], out[1], np.zeros((p, p))
+    return out[0], out[1], out[2] * (blocks.n_rows / out[3])

@@ -19,8 +19,9 @@ from ..blocks import Block, RowBlocks
 from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, clearly_full_rank, spd_inverse, spd_solve
-from .gram import fused_pass, shift_from_gram, shift_transform
+from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
 from .rank import aliased_design_columns, gram_decides
+from .sampled import State, sample_fraction, sampled_newton
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,14 @@ class Control:
         ``progress(iteration, objective, step, halvings)`` after each accepted iteration
         (:class:`glmclass.progress.IterationLog` for ``fit(disp=True)``); ``step`` is the
         largest change of a coefficient.
+    direction : {"auto", "exact", "sampled"}
+        Where the steps' Gram matrices come from after the first step. ``"exact"``: every
+        iteration makes a full float64 X'WX (R's IRLS). ``"sampled"``: Newton steps from
+        the exact score with the Gram of a row sample (or of an earlier point) and a full
+        float64 Gram only to confirm convergence (:mod:`glmclass.solvers.sampled`): the same
+        estimates (to ~``tol`` standard errors) for a fraction of the cost at large N.
+        ``"auto"`` samples from :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_COLS`
+        columns on.
 
     The size of a block of rows is the row source's business, not the solver's.
     """
@@ -50,6 +59,13 @@ class Control:
     maxhalf: int = 25
     hessian: str = "expected"
     progress: Callable[[int, float, float, int], None] | None = None
+    direction: str = "auto"
+
+
+#: Fewest rows (and kept columns) for which ``Control(direction="auto")`` samples the Gram: below
+#: them a full pass costs little more than a gradient pass, and R's IRLS iterates are kept.
+SAMPLED_MIN_ROWS = 100_000
+SAMPLED_MIN_COLS = 24
 
 
 @dataclass(frozen=True)
@@ -292,6 +308,10 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         else:
             dev, obj_old, g, r = run(coef_old, check=False)
 
+    if not qr_mode and _use_sampled(control, blocks.n_rows, keep):
+        return _sampled(blocks, family, frame, keep, aliased, penalty, control, coef_old,
+                        State(obj_old, r, g, dev), lambda b, e: terms(b, e, False))
+
     history, converged, message, it = [], False, "", 0
     for it in range(1, control.maxiter + 1):
         coef = _step(g, r, keep, penalty, coef_old)
@@ -336,6 +356,63 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     g_shift = None if frame.shift is None else np.where(both, g, 0.0)
     g = np.where(both, frame.gram_to_beta(g), 0.0)
     return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message, frame.t, g_shift)
+
+
+def _use_sampled(control: Control, n_rows: int, keep: np.ndarray) -> bool:
+    if control.direction == "auto":
+        return n_rows >= SAMPLED_MIN_ROWS and int(keep.sum()) >= SAMPLED_MIN_COLS
+    return control.direction == "sampled" and bool(keep.any())
+
+
+def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
+             aliased: np.ndarray,
+             penalty: Penalty | None, control: Control, coef: np.ndarray | None,
+             state: State, terms: Callable) -> IRLSFit:
+    """The iterations after the set-up by :func:`~glmclass.solvers.sampled.sampled_newton`:
+    Fisher-scoring directions from sampled Gram matrices and the exact score, ending at a full
+    float64 pass (the Gram returned is the Fisher Gram at the estimates)."""
+    shift = frame.shift
+    frac = sample_fraction(blocks.n_rows, int(keep.sum()))
+    pk = None if penalty is None else penalty.precision[np.ix_(keep, keep)]
+
+    def evaluate(c: np.ndarray, mode: str) -> State:
+        if mode == "full":
+            dev, g, r = fused_pass(blocks, None, terms, coef=c, shift=shift)
+        else:
+            dev, r, g = score_pass(blocks, terms, c, shift, frac if mode == "sample" else 0.0)
+        obj = dev + (penalty.value(c) if penalty is not None else 0.0)
+        return State(obj, r, g, dev)
+
+    def solve(g: np.ndarray, st: State, c: np.ndarray | None, strict: bool) -> np.ndarray:
+        if c is None or not strict:
+            return _step(g, st.rhs, keep, penalty, c)
+        gk, rk = g[np.ix_(keep, keep)], st.rhs[keep]
+        if pk is not None:
+            gk, rk = gk + pk, rk - pk @ (c[keep] - penalty.mean[keep])
+        out = np.where(keep, c, 0.0)
+        out[keep] += spd_solve(gk, rk)
+        return out
+
+    def decrement(g: np.ndarray, delta: np.ndarray) -> float:
+        gk, dk = g[np.ix_(keep, keep)], delta[keep]
+        if pk is not None:
+            gk = gk + pk
+        return float(dk @ gk @ dk)
+
+    fit = sampled_newton(evaluate, solve, decrement, coef, state, coef is None, control.maxiter,
+                         control.tol, control.maxhalf, control.progress)
+    if fit.coef is None:
+        raise DataError(
+            "no valid set of coefficients has been found: the first IRLS step left the domain "
+            f"of the {family.name} family with the {family.link.name} link; pass start_params "
+            "inside it (e.g. an intercept of link(mean(y)) and zero slopes)")
+    g = fit.state.hessian
+    out = np.where(keep, frame.to_beta(np.where(keep, fit.coef, 0.0)), np.nan)
+    both = np.outer(keep, keep)
+    g_shift = None if frame.shift is None else np.where(both, g, 0.0)
+    g = np.where(both, frame.gram_to_beta(g), 0.0)
+    return IRLSFit(out, float(fit.state.extra), g, aliased, fit.n_iter, fit.converged,
+                   fit.history, fit.message, frame.t, g_shift)
 
 
 def _aliased(blocks: RowBlocks, family: Family, g: np.ndarray, frame: _Frame,
