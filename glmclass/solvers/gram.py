@@ -177,7 +177,8 @@ def fused_pass(
     terms: BlockTerms,
     coef: np.ndarray | None = None,
     shift: np.ndarray | None = None,
-) -> tuple[float, np.ndarray, np.ndarray]:
+    extremes: Callable[[Block, np.ndarray], np.ndarray] | None = None,
+) -> tuple:
     """One streaming pass: per block the linear predictor, and at it the Gram and right-hand side.
 
     Parameters
@@ -198,6 +199,9 @@ def fused_pass(
     shift : ndarray of shape (p,), optional
         Work on ``Xc = X - 1 shift'`` (:func:`shift_from_gram`): the Gram and right-hand side
         are those of Xc.
+    extremes : callable, optional
+        ``extremes(block, w_block) -> a`` (a small float array) whose elementwise minimum over
+        the blocks is returned as a fourth result (e.g. ``[min r, -max r]`` of a per-row ratio).
 
     Returns
     -------
@@ -207,6 +211,8 @@ def fused_pass(
         Xc' W Xc.
     rhs : ndarray of shape (p,)
         Xc' v.
+    low : ndarray
+        With ``extremes`` only: the minimum of its values over the blocks.
     """
     p = blocks.n_cols
     scratch = _Scratch(p)
@@ -225,24 +231,32 @@ def fused_pass(
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = xc.T @ vb  # before the block is weighted in place
             out = xc if shift is not None else spare.get(b.X.shape[0])
-            return ob, _block_gram(xc, wb, out), rhs
+            if extremes is None:
+                return ob, _block_gram(xc, wb, out), rhs
+            low = np.asarray(extremes(b, wb), dtype=float)
+            return ob, _block_gram(xc, wb, out), rhs, low
 
     def combine(acc, part):
         if acc is None:  # the first partial as it is: no sum with zeros (one block: no sum)
             return part
         with np.errstate(over="ignore", invalid="ignore"):
-            return acc[0] + part[0], acc[1] + part[1], acc[2] + part[2]
+            summed = acc[0] + part[0], acc[1] + part[1], acc[2] + part[2]
+        return summed if extremes is None else summed + (np.minimum(acc[3], part[3]),)
 
     out = blocks.reduce(one, None, combine)
-    return (0.0, np.zeros((p, p)), np.zeros(p)) if out is None else out
+    if out is None:
+        out = (0.0, np.zeros((p, p)), np.zeros(p))
+        return out if extremes is None else out + (np.full(2, np.inf),)
+    return out
 
 
 def score_pass(
     blocks: RowBlocks,
     terms: BlockTerms,
-    coef: np.ndarray,
+    coef: np.ndarray | None,
     shift: np.ndarray | None = None,
     sample: float = 0.0,
+    eta: Callable[[Block], np.ndarray] | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray | None]:
     """One streaming pass for the objective and the right-hand side at ``coef``, with the Gram
     of a sample of the rows only (or none): a cheaper pass than :func:`fused_pass` for methods
@@ -254,10 +268,13 @@ def score_pass(
         Source of the rows of X (n_obs, p), with what ``terms`` uses.
     terms : callable
         As for :func:`fused_pass`.
-    coef : ndarray of shape (p,)
-        ``eta_block = Xc_block @ coef + offset`` on the (shifted) block.
+    coef : ndarray of shape (p,) or None
+        ``eta_block = Xc_block @ coef + offset`` on the (shifted) block (None: ``eta`` gives
+        it).
     shift : ndarray of shape (p,), optional
         Work on ``Xc = X - 1 shift'``.
+    eta : callable, optional
+        ``eta(block) -> eta_block`` instead of ``coef`` (e.g. the link of starting means).
     sample : float, default 0
         Share of the blocks whose weighted Gram is accumulated (whole blocks, chosen by
         :func:`~glmclass.solvers.sampled.in_sample`); 0 for none.
@@ -277,8 +294,11 @@ def score_pass(
 
     def one(b: Block):
         xc = _shifted(b.X, shift, scratch)
-        e = xc @ coef
-        e += b.offset
+        if eta is None:
+            e = xc @ coef
+            e += b.offset
+        else:
+            e = eta(b)
         wb, vb, ob = terms(b, e)
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = xc.T @ vb

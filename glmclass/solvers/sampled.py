@@ -50,10 +50,6 @@ SAMPLE_PER_COLUMN = 1000
 SAMPLE_MIN = 20_000
 
 
-import os
-_DEBUG = os.environ.get("SDEBUG")
-
-
 def in_sample(start: int, fraction: float) -> bool:
     """Whether the block starting at row ``start`` is in the Hessian's sample: a fixed
     pseudo-random choice of whole blocks (a block's Gram costs little more than a few of its
@@ -199,8 +195,6 @@ def sampled_newton(
         else:
             mode = "sample"
         it += 1
-        if _DEBUG:
-            print("it", it, "eps", eps, "ratio", ratio, "mode", mode, flush=True)
         cand = evaluate(new, mode)
         passes[mode] += 1
         halvings = 0

@@ -201,3 +201,48 @@ def test_sampled_hessian_is_the_scaled_hessian_of_the_sampled_blocks():
              for s in chosen]
     np.testing.assert_allclose(hs, sum(parts) * 5000 / (500 * len(chosen)), rtol=1e-12)
     assert obj(coef, "score")[2] is None
+
+
+def _spy_start(monkeypatch):
+    """Records what :func:`irls._sampled_start` returned (None: the full start pass ran)."""
+    import glmclass.solvers.irls as irls_mod
+
+    seen = []
+    original = irls_mod._sampled_start
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(irls_mod, "_sampled_start", spy)
+    return seen
+
+
+def test_the_start_gram_comes_from_the_sample_only_when_the_end_confirms_the_rank(monkeypatch):
+    seen = _spy_start(monkeypatch)
+    X, y = _data(40_000, 25, 8)
+    fit = irls(ArrayBlocks(X, y), F.Binomial(), control=Control(direction="sampled"),
+               intercept=0)
+    assert seen == [True]
+    ref, info = plain_newton(X, y)
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(fit.gram, info, rtol=1e-9, atol=1e-10 * np.abs(info).max())
+
+
+@pytest.mark.parametrize("case", ["collinear", "extreme weights"])
+def test_sampled_start_defers_to_the_full_start_pass(monkeypatch, case):
+    seen = _spy_start(monkeypatch)
+    X, y = _data(40_000, 25, 9)
+    if case == "collinear":  # R keeps the column, but the Gram cannot tell: QR on all rows
+        X[:, 5] = X[:, 4] + 1e-6 * np.random.default_rng(1).normal(size=X.shape[0])
+    else:  # fitted probabilities near 0 and 1: final weights far below the start's
+        y = (X[:, 1] + 0.05 * np.random.default_rng(2).logistic(size=X.shape[0]) > 0) * 1.0
+    blocks = ArrayBlocks(X, y)
+    fit = irls(blocks, F.Binomial(), control=Control(direction="sampled"), intercept=0)
+    exact = irls(blocks, F.Binomial(), control=Control(direction="exact"), intercept=0)
+    assert seen == [False]
+    np.testing.assert_array_equal(fit.aliased, exact.aliased)
+    keep = ~exact.aliased
+    scale = np.sqrt(np.diag(np.linalg.inv(exact.gram[np.ix_(keep, keep)])))
+    np.testing.assert_allclose(fit.coef[keep] / scale, exact.coef[keep] / scale, atol=1e-6)
