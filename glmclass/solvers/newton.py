@@ -261,16 +261,63 @@ def softmax_parts(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     maximum $m = \\max(0, \\max_j \\eta_j)$ so every exponential is at most 1; the shifted
     exponentials are kept, which gives the probabilities without a second ``exp``.
     """
-    m = np.maximum(eta.max(axis=1, initial=0.0), 0.0)
-    e = np.exp(eta - m[:, None])
+    k1 = eta.shape[1]
+    if 0 < k1 <= 8:  # a few levels: column by column (a reduction along a short axis is slow)
+        m = np.maximum(eta[:, 0], 0.0)
+        for j in range(1, k1):
+            np.maximum(m, eta[:, j], out=m)
+        e = np.exp(eta - m[:, None])
+        s = e[:, 0].copy()
+        for j in range(1, k1):
+            s += e[:, j]  # the order of e.sum(axis=1) for fewer than 8 terms
+    else:
+        m = np.maximum(eta.max(axis=1, initial=0.0), 0.0)
+        e = np.exp(eta - m[:, None])
+        s = e.sum(axis=1)
     e0 = np.exp(-m)
-    total = e0 + e.sum(axis=1)  # in [1, K]: no overflow, no log(0)
+    total = e0 + s  # in [1, K]: no overflow, no log(0)
     return m + np.log(total), e / total[:, None], e0 / total
+
+
+def _observed_eta(eta: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The linear predictor of each row's observed level (0 for the reference level)."""
+    k1 = eta.shape[1]
+    if k1 > 8:
+        return np.where(codes > 0, eta[np.arange(eta.shape[0]), np.maximum(codes - 1, 0)], 0.0)
+    out = np.zeros(eta.shape[0])
+    for j in range(k1):  # a few masked copies beat a gather
+        np.copyto(out, eta[:, j], where=codes == j + 1)
+    return out
+
+
+def _residual(codes: np.ndarray, weights: np.ndarray, prob: np.ndarray,
+              q: np.ndarray) -> np.ndarray:
+    """``f (t - p)`` per row and non-reference level (``t`` the indicator of the observed
+    level), with ``1 - p`` taken from ``q`` (accurate)."""
+    k1 = prob.shape[1]
+    if k1 > 8:
+        return weights[:, None] * np.where(codes[:, None] == np.arange(1, k1 + 1), q, -prob)
+    out = np.negative(prob)
+    for j in range(k1):
+        np.copyto(out[:, j], q[:, j], where=codes == j + 1)
+    if not (weights.strides[0] == 0 and weights[:1].tolist() == [1.0]):  # unit weights: as is
+        out *= weights[:, None]
+    return out
 
 
 def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
     """``1 - prob`` without cancellation: for the row's dominant level (the only one that can
     exceed 1/2) it is the sum of the other, small, probabilities."""
+    k1 = prob.shape[1]
+    if 0 < k1 <= 8:  # column by column: the sum of the other levels' probabilities, all
+        q = np.empty_like(prob)  # positive terms, so accurate whether prob is small or not
+        for j in range(k1):
+            col = prob_ref.copy()
+            for k in range(k1):
+                if k != j:
+                    col += prob[:, k]
+            q[:, j] = col
+        return q
     q = 1.0 - prob
     big = prob > 0.5
     if big.any():
@@ -319,7 +366,6 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
     """
     p = blocks.n_cols
     k1 = n_levels - 1
-    levels = np.arange(1, n_levels)[None, :]
 
     def evaluate(coef: np.ndarray, derivatives: bool | str | float):
         B = coef.reshape(k1, p).T  # (p, K-1)
@@ -339,12 +385,12 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
             if not np.all(np.isfinite(eta)):
                 return (-np.inf, 0.0, 0.0, 0) if derivatives else -np.inf
             lse, prob, p0 = softmax_parts(eta)
-            obs = np.where(cb > 0, eta[np.arange(eta.shape[0]), np.maximum(cb - 1, 0)], 0.0)
+            obs = _observed_eta(eta, cb)
             loglik = float(fb @ (obs - lse))
             if not derivatives:
                 return loglik
             q = _complement(prob, p0)
-            grad = xb.T @ (fb[:, None] * np.where(cb[:, None] == levels, q, -prob))
+            grad = xb.T @ _residual(cb, fb, prob, q)
             if frac <= 0.0 or not in_sample(b.start, frac):
                 return loglik, grad, 0.0, 0
             return loglik, grad, _hessian_block(xb, fb, prob, q), xb.shape[0]
