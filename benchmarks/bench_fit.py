@@ -296,7 +296,8 @@ def child(name: str, n: int, p: int, seed: int, repeats: int) -> dict:
         "growth_construct_bytes": peak_construct, "growth_fit_bytes": peak_fit,
         "retained_bytes": retained, "n_iter": int(n_iter), "coef": coef.tolist(),
         "true_coef": beta.tolist(),
-        "blas": [{k: d[k] for k in ("internal_api", "num_threads", "version", "filepath")}
+        "blas": [{k: d.get(k) for k in ("internal_api", "num_threads", "version", "architecture",
+                                    "filepath")}
                  for d in threadpool_info()],
     }
 
@@ -324,7 +325,8 @@ def child_small(name: str, n: int, p: int, seed: int, repeats: int) -> dict:
 
     return {"tool": name, "n": n, "p": p, "seed": seed, "total_s": statistics.median(times),
             "runs_s": times, "n_iter": int(n_iter), "coef": coef.tolist(),
-            "blas": [{k: d[k] for k in ("internal_api", "num_threads", "version")}
+            "blas": [{k: d.get(k) for k in ("internal_api", "num_threads", "version",
+                                            "architecture")}
                      for d in threadpool_info()]}
 
 
