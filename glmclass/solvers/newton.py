@@ -309,14 +309,17 @@ def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
     """``1 - prob`` without cancellation: for the row's dominant level (the only one that can
     exceed 1/2) it is the sum of the other, small, probabilities."""
     k1 = prob.shape[1]
-    if 0 < k1 <= 8:  # column by column: the sum of the other levels' probabilities, all
-        q = np.empty_like(prob)  # positive terms, so accurate whether prob is small or not
+    if 0 < k1 <= 8:  # column by column, the same numbers as below (a gather is slow)
+        q = 1.0 - prob  # consistent with prob where prob <= 1/2: the residuals sum to 0
         for j in range(k1):
-            col = prob_ref.copy()
-            for k in range(k1):
+            big = prob[:, j] > 0.5
+            if not big.any():
+                continue
+            others = np.zeros(prob.shape[0])
+            for k in range(k1):  # in the order of the sum below
                 if k != j:
-                    col += prob[:, k]
-            q[:, j] = col
+                    others += prob[:, k]
+            np.copyto(q[:, j], prob_ref + others, where=big)
         return q
     q = 1.0 - prob
     big = prob > 0.5
