@@ -225,6 +225,11 @@ class MNLogit(Model):
 
     def _null_deviance(self, control: NewtonControl) -> float:
         """Intercept-only fit (offset kept), as ``llnull``; without an intercept, eta = offset."""
+        in_memory = self.__dict__.get("_dask_source") is None
+        if self.has_intercept and in_memory and not np.any(self.offset):
+            # the intercept-only MLE fits the level shares: -2 sum_k t_k log(t_k / T), no passes
+            t = self._level_totals
+            return float(-2.0 * np.sum(t * np.log(t / t.sum())))
         if not self.has_intercept:
             none = np.zeros(self.exog.shape[1], dtype=bool)
             objective = multinomial_deviance(self._blocks(none, objective=True), self.K)

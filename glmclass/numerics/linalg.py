@@ -119,6 +119,29 @@ def clearly_full_rank(gram: np.ndarray, clear: float = GRAM_CLEAR) -> bool:
     return info == 0 and bool(np.all(np.diag(c) ** 2 > clear))
 
 
+def min_pivot(gram: np.ndarray) -> float:
+    """The smallest pivot of the unit-diagonal (equilibrated) Gram's Cholesky factor: the
+    smallest squared distance of a column from the span of the earlier ones, relative to its
+    squared norm (0 when the Gram is not numerically positive definite; 1 for no columns).
+
+    Parameters
+    ----------
+    gram : ndarray of shape (p, p)
+
+    Returns
+    -------
+    float
+    """
+    if gram.shape[0] == 0:
+        return 1.0
+    diag = np.diag(gram)
+    if not np.all(diag > 0) or not np.all(np.isfinite(gram)):
+        return 0.0
+    d = np.sqrt(diag)
+    c, info = _POTRF(gram / np.outer(d, d), lower=0, clean=0, overwrite_a=1)
+    return float(np.min(np.diag(c) ** 2)) if info == 0 else 0.0
+
+
 def aliased_from_r(r: np.ndarray, tol: float = QR_TOL, raw_norms: np.ndarray | None = None,
                    rounding: float = ROUNDING_TOL) -> np.ndarray:
     """R's rank rule (LINPACK ``dqrdc2``, "limited column pivoting") on a QR factor of X.

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..blocks import Block, RowBlocks
+from .sampled import in_sample
 
 #: ``terms(block, eta) -> (w, wz, objective)``: working weights (r,), weighted working response
 #: (r,) and the block's share of the objective.
@@ -176,7 +177,8 @@ def fused_pass(
     terms: BlockTerms,
     coef: np.ndarray | None = None,
     shift: np.ndarray | None = None,
-) -> tuple[float, np.ndarray, np.ndarray]:
+    extremes: Callable[[Block, np.ndarray], np.ndarray] | None = None,
+) -> tuple:
     """One streaming pass: per block the linear predictor, and at it the Gram and right-hand side.
 
     Parameters
@@ -197,6 +199,9 @@ def fused_pass(
     shift : ndarray of shape (p,), optional
         Work on ``Xc = X - 1 shift'`` (:func:`shift_from_gram`): the Gram and right-hand side
         are those of Xc.
+    extremes : callable, optional
+        ``extremes(block, w_block) -> a`` (a small float array) whose elementwise minimum over
+        the blocks is returned as a fourth result (e.g. ``[min r, -max r]`` of a per-row ratio).
 
     Returns
     -------
@@ -206,6 +211,8 @@ def fused_pass(
         Xc' W Xc.
     rhs : ndarray of shape (p,)
         Xc' v.
+    low : ndarray
+        With ``extremes`` only: the minimum of its values over the blocks.
     """
     p = blocks.n_cols
     scratch = _Scratch(p)
@@ -224,13 +231,95 @@ def fused_pass(
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = xc.T @ vb  # before the block is weighted in place
             out = xc if shift is not None else spare.get(b.X.shape[0])
-            return ob, _block_gram(xc, wb, out), rhs
+            if extremes is None:
+                return ob, _block_gram(xc, wb, out), rhs
+            low = np.asarray(extremes(b, wb), dtype=float)
+            return ob, _block_gram(xc, wb, out), rhs, low
 
     def combine(acc, part):
         if acc is None:  # the first partial as it is: no sum with zeros (one block: no sum)
             return part
         with np.errstate(over="ignore", invalid="ignore"):
-            return acc[0] + part[0], acc[1] + part[1], acc[2] + part[2]
+            summed = acc[0] + part[0], acc[1] + part[1], acc[2] + part[2]
+        return summed if extremes is None else summed + (np.minimum(acc[3], part[3]),)
 
     out = blocks.reduce(one, None, combine)
-    return (0.0, np.zeros((p, p)), np.zeros(p)) if out is None else out
+    if out is None:
+        out = (0.0, np.zeros((p, p)), np.zeros(p))
+        return out if extremes is None else out + (np.full(2, np.inf),)
+    return out
+
+
+def score_pass(
+    blocks: RowBlocks,
+    terms: BlockTerms,
+    coef: np.ndarray | None,
+    shift: np.ndarray | None = None,
+    sample: float = 0.0,
+    eta: Callable[[Block], np.ndarray] | None = None,
+) -> tuple[float, np.ndarray, np.ndarray | None]:
+    """One streaming pass for the objective and the right-hand side at ``coef``, with the Gram
+    of a sample of the rows only (or none): a cheaper pass than :func:`fused_pass` for methods
+    whose direction needs only an approximate Hessian (:mod:`glmclass.solvers.sampled`).
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+        Source of the rows of X (n_obs, p), with what ``terms`` uses.
+    terms : callable
+        As for :func:`fused_pass`.
+    coef : ndarray of shape (p,) or None
+        ``eta_block = Xc_block @ coef + offset`` on the (shifted) block (None: ``eta`` gives
+        it).
+    shift : ndarray of shape (p,), optional
+        Work on ``Xc = X - 1 shift'``.
+    eta : callable, optional
+        ``eta(block) -> eta_block`` instead of ``coef`` (e.g. the link of starting means).
+    sample : float, default 0
+        Share of the blocks whose weighted Gram is accumulated (whole blocks, chosen by
+        :func:`~glmclass.solvers.sampled.in_sample`); 0 for none.
+
+    Returns
+    -------
+    objective : float
+    rhs : ndarray of shape (p,)
+        Xc' v over all rows, in float64.
+    gram : ndarray of shape (p, p) or None
+        The sample's Xc' W Xc scaled by (rows in the source) / (rows in the sample): an
+        estimate of the full Gram. None when ``sample`` is 0 (or the source has no rows).
+    """
+    p = blocks.n_cols
+    scratch = _Scratch(p)
+    spare = _Scratch(p)
+
+    def one(b: Block):
+        xc = _shifted(b.X, shift, scratch)
+        if eta is None:
+            e = xc @ coef
+            e += b.offset
+        else:
+            e = eta(b)
+        wb, vb, ob = terms(b, e)
+        with np.errstate(over="ignore", invalid="ignore"):
+            rhs = xc.T @ vb
+            if sample <= 0.0:
+                return ob, rhs
+            if not in_sample(b.start, sample):
+                return ob, rhs, 0.0, 0
+            out = xc if shift is not None else spare.get(xc.shape[0])
+            return ob, rhs, _block_gram(xc, wb, out), xc.shape[0]
+
+    def combine(acc, part):
+        if acc is None:
+            return part
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tuple(a + b for a, b in zip(acc, part, strict=True))
+
+    out = blocks.reduce(one, None, combine)
+    if out is None:
+        return 0.0, np.zeros(p), None
+    if sample <= 0.0:
+        return out[0], out[1], None
+    if not out[3]:
+        return out[0], out[1], np.zeros((p, p))
+    return out[0], out[1], out[2] * (blocks.n_rows / out[3])

@@ -18,9 +18,17 @@ from scipy import linalg as sla
 from ..blocks import Block, RowBlocks
 from ..errors import DataError
 from ..families import Family
-from ..numerics.linalg import NotPositiveDefinite, clearly_full_rank, spd_inverse, spd_solve
-from .gram import fused_pass, shift_from_gram, shift_transform
+from ..numerics.linalg import (
+    GRAM_CLEAR,
+    NotPositiveDefinite,
+    clearly_full_rank,
+    min_pivot,
+    spd_inverse,
+    spd_solve,
+)
+from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
 from .rank import aliased_design_columns, gram_decides
+from .sampled import State, sample_fraction, sampled_newton
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,14 @@ class Control:
         ``progress(iteration, objective, step, halvings)`` after each accepted iteration
         (:class:`glmclass.progress.IterationLog` for ``fit(disp=True)``); ``step`` is the
         largest change of a coefficient.
+    direction : {"auto", "exact", "sampled"}
+        Where the steps' Gram matrices come from after the first step. ``"exact"``: every
+        iteration makes a full float64 X'WX (R's IRLS). ``"sampled"``: Newton steps from
+        the exact score with the Gram of a row sample (or of an earlier point) and a full
+        float64 Gram only to confirm convergence (:mod:`glmclass.solvers.sampled`): the same
+        estimates (to ~``tol`` standard errors) for a fraction of the cost at large N.
+        ``"auto"`` samples from :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_COLS`
+        columns on.
 
     The size of a block of rows is the row source's business, not the solver's.
     """
@@ -50,6 +66,16 @@ class Control:
     maxhalf: int = 25
     hessian: str = "expected"
     progress: Callable[[int, float, float, int], None] | None = None
+    direction: str = "auto"
+
+
+#: Fewest rows (and kept columns) for which ``Control(direction="auto")`` samples the Gram: below
+#: them a full pass costs little more than a gradient pass, and R's IRLS iterates are kept.
+SAMPLED_MIN_ROWS = 100_000
+SAMPLED_MIN_COLS = 24
+#: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` the bound on the start Gram's
+#: pivots must be for a fit without a full start pass (it absorbs that Gram's rounding).
+RANK_MARGIN = 100.0
 
 
 @dataclass(frozen=True)
@@ -257,6 +283,10 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         def start_eta(b: Block) -> np.ndarray:
             return family.start_eta(b.y, b.weights)
 
+        if shift is None and _use_sampled(control, blocks.n_rows, keep):
+            fit = _sampled_start(blocks, family, frame, penalty, control, terms, start_eta)
+            if fit is not None:
+                return fit
         dev, g, r = fused_pass(blocks, start_eta,
                                lambda b, e: terms(b, e, observed, check=False, wz=True),
                                shift=shift)
@@ -291,6 +321,11 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
                               lambda b, e: terms(b, e, False, False, wz=True), start_eta)
         else:
             dev, obj_old, g, r = run(coef_old, check=False)
+
+    if not qr_mode and _use_sampled(control, blocks.n_rows, keep):
+        return _sampled(blocks, family, frame, keep, aliased, penalty, control, coef_old,
+                        State(obj_old, r, g, (dev, None)), lambda b, e: terms(b, e, False),
+                        exact=coef_old is None)
 
     history, converged, message, it = [], False, "", 0
     for it in range(1, control.maxiter + 1):
@@ -336,6 +371,113 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     g_shift = None if frame.shift is None else np.where(both, g, 0.0)
     g = np.where(both, frame.gram_to_beta(g), 0.0)
     return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message, frame.t, g_shift)
+
+
+def _use_sampled(control: Control, n_rows: int, keep: np.ndarray) -> bool:
+    if control.direction == "auto":
+        return n_rows >= SAMPLED_MIN_ROWS and int(keep.sum()) >= SAMPLED_MIN_COLS
+    return control.direction == "sampled" and bool(keep.any())
+
+
+def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,
+                   control: Control, terms: Callable,
+                   start_eta: Callable[[Block], np.ndarray]) -> IRLSFit | None:
+    """The sampled iterations from R's starting means with the start's Gram from the sample
+    too, so that the only full Gram is the one at the estimates; None when the sample cannot
+    stand in for the full start pass (large column means, a column near the span of others)
+    or when the end of the fit cannot show that R's rank rule on the start's weights keeps
+    every column (then the caller makes the full start pass).
+
+    R decides aliasing on the start's weighted design. With start weights ``w_s`` and final
+    weights ``w_f`` (``a <= w_s / w_f <= b`` on every row), ``a G_f <= G_s <= b G_f``, so every
+    pivot of the (equilibrated) start Gram is at least ``min(a, 1) / max(b, 1)`` times the
+    smallest pivot of the final one (a prior precision keeps the bound): when that is far
+    above :data:`~glmclass.numerics.linalg.GRAM_CLEAR`, the start's Gram would have kept every
+    column without a QR, exactly as the full start pass decides.
+    """
+    p = blocks.n_cols
+    frac = sample_fraction(blocks.n_rows, p)
+    dev, r, g = score_pass(blocks, lambda b, e: terms(b, e, False, False, wz=True), None,
+                           sample=frac, eta=start_eta)
+    if frame.intercept is not None and np.all(np.diag(g) >= 0) and (
+            shift_from_gram(g, frame.intercept) is not None):
+        return None  # large means: the full start pass decides the shift
+    if not gram_decides(_penalised(g, penalty), None, frame.intercept):
+        return None
+
+    def ratio_range(b: Block, w_final: np.ndarray) -> np.ndarray:
+        w_start = family.irls_terms(b.y, start_eta(b), b.weights)[0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = w_start / w_final
+        ratio = np.where((w_start == 0) & (w_final == 0), 1.0, ratio)  # in neither Gram
+        ratio = np.where(np.isnan(ratio), np.inf, ratio)
+        return np.array([ratio.min(initial=np.inf), -ratio.max(initial=-np.inf)])
+
+    keep = np.ones(p, dtype=bool)
+    return _sampled(blocks, family, frame, keep, ~keep, penalty, control, None,
+                    State(dev, r, g, (dev, None)), lambda b, e: terms(b, e, False), False,
+                    ratio_range)
+
+
+def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
+             aliased: np.ndarray, penalty: Penalty | None, control: Control,
+             coef: np.ndarray | None, state: State, terms: Callable, exact: bool,
+             ratio_range: Callable | None = None) -> IRLSFit | None:
+    """The iterations after the set-up by :func:`~glmclass.solvers.sampled.sampled_newton`:
+    Fisher-scoring directions from sampled Gram matrices and the exact score, ending at a full
+    float64 pass (the Gram returned is the Fisher Gram at the estimates). With
+    ``ratio_range`` (see :func:`_sampled_start`), None when the final pass cannot confirm that
+    no column is aliased."""
+    shift = frame.shift
+    frac = sample_fraction(blocks.n_rows, int(keep.sum()))
+    pk = None if penalty is None else penalty.precision[np.ix_(keep, keep)]
+
+    def evaluate(c: np.ndarray, mode: str) -> State:
+        low = None
+        if mode == "full":
+            dev, g, r, *low = fused_pass(blocks, None, terms, coef=c, shift=shift,
+                                         extremes=ratio_range)
+        else:
+            dev, r, g = score_pass(blocks, terms, c, shift, frac if mode == "sample" else 0.0)
+        obj = dev + (penalty.value(c) if penalty is not None else 0.0)
+        return State(obj, r, g, (dev, low[0] if low else None))
+
+    def solve(g: np.ndarray, st: State, c: np.ndarray | None, strict: bool) -> np.ndarray:
+        if c is None or not strict:
+            return _step(g, st.rhs, keep, penalty, c)
+        gk, rk = g[np.ix_(keep, keep)], st.rhs[keep]
+        if pk is not None:
+            gk, rk = gk + pk, rk - pk @ (c[keep] - penalty.mean[keep])
+        out = np.where(keep, c, 0.0)
+        out[keep] += spd_solve(gk, rk)
+        return out
+
+    def decrement(g: np.ndarray, delta: np.ndarray) -> float:
+        gk, dk = g[np.ix_(keep, keep)], delta[keep]
+        if pk is not None:
+            gk = gk + pk
+        return float(dk @ gk @ dk)
+
+    fit = sampled_newton(evaluate, solve, decrement, coef, state, exact, control.maxiter,
+                         control.tol, control.maxhalf, control.progress)
+    if fit.coef is None:
+        raise DataError(
+            "no valid set of coefficients has been found: the first IRLS step left the domain "
+            f"of the {family.name} family with the {family.link.name} link; pass start_params "
+            "inside it (e.g. an intercept of link(mean(y)) and zero slopes)")
+    g = fit.state.hessian
+    dev, low = fit.state.extra
+    if ratio_range is not None:
+        lo, hi = low[0], -low[1]
+        bound = min_pivot(_penalised(g, penalty)) * min(lo, 1.0) / max(hi, 1.0)
+        if not bound > RANK_MARGIN * GRAM_CLEAR:  # NaN fails too
+            return None
+    out = np.where(keep, frame.to_beta(np.where(keep, fit.coef, 0.0)), np.nan)
+    both = np.outer(keep, keep)
+    g_shift = None if frame.shift is None else np.where(both, g, 0.0)
+    g = np.where(both, frame.gram_to_beta(g), 0.0)
+    return IRLSFit(out, float(dev), g, aliased, fit.n_iter, fit.converged,
+                   fit.history, fit.message, frame.t, g_shift)
 
 
 def _aliased(blocks: RowBlocks, family: Family, g: np.ndarray, frame: _Frame,

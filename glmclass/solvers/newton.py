@@ -24,6 +24,7 @@ import numpy as np
 
 from ..blocks import Block, RowBlocks
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
+from .sampled import State, in_sample, sample_fraction, sampled_newton
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
 #: (shapes (m,) and (m, m)) may be None when ``derivatives`` is False.
@@ -45,12 +46,25 @@ class NewtonControl:
     progress : callable, optional
         ``progress(iteration, objective, step, halvings)`` after each accepted step
         (``fit(disp=True)``); ``step`` is the largest change of a coefficient.
+    direction : {"auto", "exact", "sampled"}
+        For an objective that offers sampled Hessians (:func:`multinomial_deviance`):
+        ``"sampled"`` takes the steps from the exact gradient and the Hessian of a row sample,
+        with a full Hessian only to confirm convergence (:mod:`glmclass.solvers.sampled`);
+        ``"exact"`` computes the full Hessian at every step; ``"auto"`` samples from
+        :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_PARAMS` parameters on. Other
+        objectives always take exact steps.
     """
 
     maxiter: int = 50
     tol: float = 1e-10
     maxhalf: int = 25
     progress: Callable[[int, float, float, int], None] | None = None
+    direction: str = "auto"
+
+
+#: Fewest rows and parameters for which ``NewtonControl(direction="auto")`` samples Hessians.
+SAMPLED_MIN_ROWS = 100_000
+SAMPLED_MIN_PARAMS = 24
 
 
 @dataclass(frozen=True)
@@ -121,6 +135,11 @@ def newton(evaluate: Objective, start: np.ndarray,
     ``coef``.
     """
     coef = np.asarray(start, dtype=float).copy()
+    rows = getattr(evaluate, "sampled_rows", None)  # the objective can sample its Hessian
+    if rows is not None and (control.direction == "sampled" or (
+            control.direction == "auto" and rows >= SAMPLED_MIN_ROWS
+            and coef.size >= SAMPLED_MIN_PARAMS)):
+        return _newton_sampled(evaluate, coef, control, sample_fraction(rows, coef.size))
     f, g, h = evaluate(coef, True)
     if not np.isfinite(f):
         raise ValueError("the objective is not finite at the starting values")
@@ -155,6 +174,34 @@ def newton(evaluate: Objective, start: np.ndarray,
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
     return NewtonFit(coef, float(f), g, h, n_iter, converged, tuple(history), message)
+
+
+def _newton_sampled(evaluate, coef: np.ndarray, control: NewtonControl,
+                    frac: float) -> NewtonFit:
+    """:func:`newton` by :func:`~glmclass.solvers.sampled.sampled_newton`: ``evaluate``
+    takes ``derivatives`` as ``"full"``, ``"sample"`` (the Hessian of a row sample, fraction
+    ``frac``, scaled to all rows) or ``"score"`` (no Hessian)."""
+
+    def ev(c: np.ndarray, mode: str) -> State:
+        f, g, h = evaluate(c, frac if mode == "sample" else mode)
+        return State(f, g, h)
+
+    def solve(h: np.ndarray, st: State, c: np.ndarray, strict: bool) -> np.ndarray:
+        if strict:
+            return c - spd_solve(h, st.rhs)
+        return c + _direction(h, st.rhs)
+
+    def decrement(h: np.ndarray, delta: np.ndarray) -> float:
+        return 0.5 * float(delta @ h @ delta)  # the objective's excess, to second order
+
+    state = ev(coef, "sample")
+    if not np.isfinite(state.objective):
+        raise ValueError("the objective is not finite at the starting values")
+    fit = sampled_newton(ev, solve, decrement, coef, state, False, control.maxiter, control.tol,
+                         control.maxhalf, control.progress)
+    st = fit.state
+    return NewtonFit(fit.coef, float(st.objective), st.rhs, st.hessian, fit.n_iter, fit.converged,
+                     fit.history, fit.message)
 
 
 def penalized(evaluate: Objective, precision: np.ndarray, mean: np.ndarray) -> Objective:
@@ -214,16 +261,66 @@ def softmax_parts(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     maximum $m = \\max(0, \\max_j \\eta_j)$ so every exponential is at most 1; the shifted
     exponentials are kept, which gives the probabilities without a second ``exp``.
     """
-    m = np.maximum(eta.max(axis=1, initial=0.0), 0.0)
-    e = np.exp(eta - m[:, None])
+    k1 = eta.shape[1]
+    if 0 < k1 <= 8:  # a few levels: column by column (a reduction along a short axis is slow)
+        m = np.maximum(eta[:, 0], 0.0)
+        for j in range(1, k1):
+            np.maximum(m, eta[:, j], out=m)
+        e = np.exp(eta - m[:, None])
+        s = e[:, 0].copy()
+        for j in range(1, k1):
+            s += e[:, j]  # the order of e.sum(axis=1) for fewer than 8 terms
+    else:
+        m = np.maximum(eta.max(axis=1, initial=0.0), 0.0)
+        e = np.exp(eta - m[:, None])
+        s = e.sum(axis=1)
     e0 = np.exp(-m)
-    total = e0 + e.sum(axis=1)  # in [1, K]: no overflow, no log(0)
+    total = e0 + s  # in [1, K]: no overflow, no log(0)
     return m + np.log(total), e / total[:, None], e0 / total
+
+
+def _observed_eta(eta: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The linear predictor of each row's observed level (0 for the reference level)."""
+    k1 = eta.shape[1]
+    if k1 > 8:
+        return np.where(codes > 0, eta[np.arange(eta.shape[0]), np.maximum(codes - 1, 0)], 0.0)
+    out = np.zeros(eta.shape[0])
+    for j in range(k1):  # a few masked copies beat a gather
+        np.copyto(out, eta[:, j], where=codes == j + 1)
+    return out
+
+
+def _residual(codes: np.ndarray, weights: np.ndarray, prob: np.ndarray,
+              q: np.ndarray) -> np.ndarray:
+    """``f (t - p)`` per row and non-reference level (``t`` the indicator of the observed
+    level), with ``1 - p`` taken from ``q`` (accurate)."""
+    k1 = prob.shape[1]
+    if k1 > 8:
+        return weights[:, None] * np.where(codes[:, None] == np.arange(1, k1 + 1), q, -prob)
+    out = np.negative(prob)
+    for j in range(k1):
+        np.copyto(out[:, j], q[:, j], where=codes == j + 1)
+    if not (weights.strides[0] == 0 and weights[:1].tolist() == [1.0]):  # unit weights: as is
+        out *= weights[:, None]
+    return out
 
 
 def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
     """``1 - prob`` without cancellation: for the row's dominant level (the only one that can
     exceed 1/2) it is the sum of the other, small, probabilities."""
+    k1 = prob.shape[1]
+    if 0 < k1 <= 8:  # column by column, the same numbers as below (a gather is slow)
+        q = 1.0 - prob  # consistent with prob where prob <= 1/2: the residuals sum to 0
+        for j in range(k1):
+            big = prob[:, j] > 0.5
+            if not big.any():
+                continue
+            others = np.zeros(prob.shape[0])
+            for k in range(k1):  # in the order of the sum below
+                if k != j:
+                    others += prob[:, k]
+            np.copyto(q[:, j], prob_ref + others, where=big)
+        return q
     q = 1.0 - prob
     big = prob > 0.5
     if big.any():
@@ -263,19 +360,23 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
     log-likelihood's gradient for level $j$ is $\\sum_n f_n (t_{nj} - p_{nj}) x_n$ and its
     negative Hessian has blocks
     $H_{jk} = \\sum_n f_n p_{nj} (\\delta_{jk} - p_{nk}) x_n x_n^\\top$ (PRML eq. 4.110).
-    Per row block we form $A$ with rows $\\sqrt{f_n}\\, p_n \\otimes x_n$ and take
-    $A^\\top A$ (one ``syrk`` for every off-diagonal block), then replace the diagonal blocks by
-    $-X^\\top \\mathrm{diag}(f p_j (1 - p_j)) X$ computed with an accurate $1 - p_j$, so levels
+    Per row block each pair of levels $j \\le k$ gets one weighted Gram (``syrk``, every
+    weight non-negative): $X^\\top \\mathrm{diag}(f p_j p_k) X$ off the diagonal and
+    $-X^\\top \\mathrm{diag}(f p_j (1 - p_j)) X$ on it, with an accurate $1 - p_j$, so levels
     fitted near probability one keep their precision: the block's log-likelihood Hessian. The
     source sums the blocks' log-likelihoods, gradients and Hessians; the deviance's are -2 times
     those.
     """
     p = blocks.n_cols
     k1 = n_levels - 1
-    levels = np.arange(1, n_levels)[None, :]
 
-    def evaluate(coef: np.ndarray, derivatives: bool):
+    def evaluate(coef: np.ndarray, derivatives: bool | str | float):
         B = coef.reshape(k1, p).T  # (p, K-1)
+        # True or "full": every row's Hessian; a float: the Hessian of that share of the
+        # blocks (sampled.in_sample), scaled to all rows; "score": the gradient alone
+        frac = 1.0 if derivatives is True or derivatives == "full" else (
+            0.0 if derivatives == "score" else float(derivatives))
+        derivatives = derivatives is not False
 
         def one(b: Block):
             """The block's log-likelihood and, with ``derivatives``, its gradient (p, K-1) and
@@ -285,37 +386,54 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
             with np.errstate(over="ignore", invalid="ignore"):
                 eta = xb @ B + b.offset[:, None]
             if not np.all(np.isfinite(eta)):
-                return (-np.inf, 0.0, 0.0) if derivatives else -np.inf
+                return (-np.inf, 0.0, 0.0, 0) if derivatives else -np.inf
             lse, prob, p0 = softmax_parts(eta)
-            obs = np.where(cb > 0, eta[np.arange(eta.shape[0]), np.maximum(cb - 1, 0)], 0.0)
+            obs = _observed_eta(eta, cb)
             loglik = float(fb @ (obs - lse))
             if not derivatives:
                 return loglik
             q = _complement(prob, p0)
-            grad = xb.T @ (fb[:, None] * np.where(cb[:, None] == levels, q, -prob))
-            return loglik, grad, _hessian_block(xb, fb, prob, q)
+            grad = xb.T @ _residual(cb, fb, prob, q)
+            if frac <= 0.0 or not in_sample(b.start, frac):
+                return loglik, grad, 0.0, 0
+            return loglik, grad, _hessian_block(xb, fb, prob, q), xb.shape[0]
 
         if not derivatives:
             return -2.0 * blocks.reduce(one, 0.0), None, None
-        zero = (0.0, np.zeros((p, k1)), np.zeros((k1 * p, k1 * p)))
-        loglik, grad, hess = blocks.reduce(one, zero)
+        zero = (0.0, np.zeros((p, k1)), 0.0, 0)
+        loglik, grad, hess, m = blocks.reduce(one, zero)
         if not np.isfinite(loglik):
             return np.inf, None, None
-        return -2.0 * loglik, -2.0 * grad.T.ravel(), -2.0 * hess
+        if frac <= 0.0:
+            hess = None
+        elif frac >= 1.0:
+            hess = -2.0 * hess
+        elif m > 0:
+            hess = (-2.0 * blocks.n_rows / m) * hess
+        else:  # no rows (in the sample)
+            hess = np.zeros((k1 * p, k1 * p))
+        return -2.0 * loglik, -2.0 * grad.T.ravel(), hess
 
+    evaluate.sampled_rows = blocks.n_rows  # offers sampled Hessians (see newton())
     return evaluate
 
 
 def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
                    q: np.ndarray) -> np.ndarray:
-    """One row block's log-likelihood Hessian (see :func:`multinomial_deviance`)."""
+    """One row block's log-likelihood Hessian (see :func:`multinomial_deviance`): one weighted
+    Gram (``syrk``, p columns) per pair of levels, every weight non-negative."""
     r, p = xb.shape
     k1 = prob.shape[1]
-    sf = np.sqrt(fb)
-    a = (sf[:, None] * prob)[:, :, None] * xb[:, None, :]  # (r, K-1, p): this block only
-    a = a.reshape(r, k1 * p)
-    block = a.T @ a  # syrk: sum f p_j p_k x x'
+    block = np.empty((k1 * p, k1 * p))
+    buf = np.empty_like(xb)
     for j in range(k1):
-        xs = xb * np.sqrt(fb * prob[:, j] * q[:, j])[:, None]
-        block[j * p:(j + 1) * p, j * p:(j + 1) * p] = -(xs.T @ xs)
+        for k in range(j, k1):
+            v = fb * prob[:, j] * (q[:, j] if j == k else prob[:, k])
+            xs = np.multiply(xb, np.sqrt(v)[:, None], out=buf)
+            g = xs.T @ xs  # syrk
+            if j == k:
+                block[j * p:(j + 1) * p, j * p:(j + 1) * p] = -g
+            else:
+                block[j * p:(j + 1) * p, k * p:(k + 1) * p] = g
+                block[k * p:(k + 1) * p, j * p:(j + 1) * p] = g
     return block

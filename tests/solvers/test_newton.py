@@ -177,3 +177,29 @@ def test_infinite_linear_predictor_is_reported_as_outside_the_domain():
     coef = np.full((K - 1) * P, 1e308)
     f, g, h = ev(coef, True)
     assert f == np.inf and g is None and h is None
+
+
+@pytest.mark.parametrize("k1", [1, 2, 5, 12])
+def test_softmax_complement_and_residual_agree_with_the_dense_formulas(k1):
+    from scipy.special import logsumexp
+
+    from glmclass.solvers.newton import _complement, _observed_eta, _residual
+
+    rng = np.random.default_rng(k1)
+    eta = rng.normal(0, 3, (500, k1))
+    eta[:5] = 40.0 * np.sign(rng.normal(size=(5, k1)))  # levels fitted near probability 1
+    full = np.column_stack([np.zeros(500), eta])
+    lse, prob, p0 = softmax_parts(eta)
+    np.testing.assert_allclose(lse, logsumexp(full, axis=1), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(prob, np.exp(eta - lse[:, None]), rtol=1e-13)
+    q = _complement(prob, p0)
+    pk = np.exp(full - lse[:, None])
+    others = np.column_stack([np.delete(pk, j + 1, axis=1).sum(axis=1) for j in range(k1)])
+    np.testing.assert_allclose(q, others, rtol=1e-13)  # 1 - p, accurate where p is near 1
+    codes = rng.integers(0, k1 + 1, 500)
+    f = rng.uniform(0.5, 2.0, 500)
+    t = codes[:, None] == np.arange(1, k1 + 1)
+    np.testing.assert_allclose(_residual(codes, f, prob, q), f[:, None] * np.where(t, q, -prob),
+                               rtol=1e-15)
+    np.testing.assert_array_equal(_observed_eta(eta, codes),
+                                  np.where(codes > 0, full[np.arange(500), codes], 0.0))

@@ -1,0 +1,232 @@
+"""Newton's method with exact gradients and cheap Hessians: the large-N fast path.
+
+At N = 1e6 rows a Newton (IRLS) iteration is one pass over the data whose cost is the Gram
+matrix X'WX (N p^2 flops), while the gradient X'u costs N p. Far from the optimum any fair
+approximation of the Hessian gives a good direction, and near it a Hessian from a few steps
+earlier does; only the gradient has to be exact for the iterates to converge to the exact
+optimum. :func:`sampled_newton` therefore runs three kinds of passes:
+
+``"sample"``
+    the objective and the gradient over all rows, with the Hessian of a systematic sample of
+    the rows (scaled to all of them);
+``"score"``
+    the objective and the gradient only, the last Hessian kept (after a full pass, when the
+    iterates contract fast);
+``"full"``
+    the objective, gradient and Hessian over all rows in float64.
+
+Each step solves ``H d = -g`` with the current Hessian, halves the step while the objective
+rises (R's ``glm.fit`` rule), and measures the Newton decrement ``d' H d`` (the objective's
+excess over its minimum, to second order). The ratio of consecutive decrements estimates the
+contraction; once the next decrement is predicted below the threshold the next pass is a full
+one, and the loop stops only after a full pass whose *exact* Newton decrement is below
+``tol^2 (|f| + 0.1)``: the estimates are then those of exact Newton to ~``tol`` standard
+errors, and the Hessian the caller gets is the float64 Hessian at the returned estimates.
+
+References
+----------
+Nocedal, J. and Wright, S. J. (2006). *Numerical Optimization*, 2nd ed., §3.3 and §7.1
+(Newton with inexact Hessians: linear convergence at the rate of the Hessian's error).
+Byrd, R. H., Chin, G. M., Nocedal, J. and Wu, Y. (2012). Sample size selection in
+optimization methods for machine learning. *Math. Program.* 134, 127-155 (subsampled Hessians
+with full gradients).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..numerics.linalg import NotPositiveDefinite
+
+#: Rows in the Hessian's sample per column of the design (at least :data:`SAMPLE_MIN`). A
+#: sampled Gram's relative error is about sqrt(p / rows), and each pass shrinks the Newton
+#: decrement by about 2.5 p / rows; a larger sample saves passes but costs p^2 per row: at
+#: N = 1e6 and p = 200, 200 rows per column (4 % of the rows) took 11 passes and 4.6 s, 1000 (20 %)
+#: 8 passes and 5.3 s (p = 50: 0.87 s and 0.85 s; MNLogit, K = 3, p = 50: 2.1 s and 2.4 s).
+SAMPLE_PER_COLUMN = 200
+#: Fewest rows in the Hessian's sample.
+SAMPLE_MIN = 20_000
+
+
+def in_sample(start: int, fraction: float) -> bool:
+    """Whether the block starting at row ``start`` is in the Hessian's sample: a fixed
+    pseudo-random choice of whole blocks (a block's Gram costs little more than a few of its
+    rows' would: BLAS overhead), with the first block always in.
+
+    Parameters
+    ----------
+    start : int
+        The block's first row in its source.
+    fraction : float
+        Share of the blocks wanted (1: all).
+    """
+    if fraction >= 1.0 or start == 0:
+        return True
+    h = ((start + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF  # Fibonacci hashing
+    return h < fraction * 2.0**64
+
+
+def sample_fraction(n_rows: int, n_params: int) -> float:
+    """Fraction of the rows whose Hessian is a good enough direction (1 for few rows)."""
+    want = max(SAMPLE_MIN, SAMPLE_PER_COLUMN * n_params)
+    return min(1.0, want / max(n_rows, 1))
+
+
+@dataclass(frozen=True)
+class State:
+    """What a pass returns at a point.
+
+    Attributes
+    ----------
+    objective : float
+        The objective (inf outside the domain).
+    rhs : ndarray
+        What the caller's ``solve`` needs from the gradient (e.g. the score X'u).
+    hessian : ndarray or None
+        The pass's Hessian (sampled or full), None for a ``"score"`` pass.
+    extra : object
+        Anything else the caller keeps with the point (e.g. the deviance without a penalty).
+    """
+
+    objective: float
+    rhs: np.ndarray
+    hessian: np.ndarray | None
+    extra: Any = None
+
+
+@dataclass(frozen=True)
+class SampledFit:
+    """Result of :func:`sampled_newton`: the last accepted point and its full-pass state."""
+
+    coef: np.ndarray
+    state: State
+    n_iter: int
+    converged: bool
+    history: tuple
+    message: str
+    passes: dict
+
+
+def sampled_newton(
+    evaluate: Callable[[np.ndarray | None, str], State],
+    solve: Callable[[np.ndarray, State, np.ndarray | None, bool], np.ndarray],
+    decrement: Callable[[np.ndarray, np.ndarray], float],
+    coef: np.ndarray | None,
+    state: State,
+    exact: bool,
+    maxiter: int,
+    tol: float,
+    maxhalf: int,
+    progress: Callable[[int, float, float, int], None] | None = None,
+) -> SampledFit:
+    """Minimise by Newton steps from exact gradients and sampled or earlier Hessians.
+
+    Parameters
+    ----------
+    evaluate : callable
+        ``evaluate(coef, mode) -> State`` with ``mode`` one of ``"sample"``, ``"score"``,
+        ``"full"`` (see the module's notes); a non-finite objective marks a point outside the
+        domain.
+    solve : callable
+        ``solve(hessian, state, coef, strict) -> new_coef``: the Newton step from ``coef``
+        (the caller adds any penalty); with ``strict`` it raises
+        :class:`~glmclass.numerics.linalg.NotPositiveDefinite` when the Hessian is not positive
+        definite (a sampled Hessian: the loop then makes a full pass), else it does its best
+        (e.g. least squares). With ``coef`` None, the first step from the state the caller
+        started at (e.g. IRLS's weighted least squares from starting means).
+    decrement : callable
+        ``decrement(hessian, delta) -> float``: ``delta' H delta`` on the objective's scale.
+    coef : ndarray or None
+        The starting point (None: the caller's ``solve`` knows the first step).
+    state : State
+        The state at the start, with its Hessian.
+    exact : bool
+        Whether ``state.hessian`` is the full float64 Hessian.
+    maxiter, tol, maxhalf
+        As R's ``glm.control``: steps, the relative-change tolerance, halvings per step.
+    progress : callable, optional
+        ``progress(iteration, objective, step, halvings)`` after each accepted step.
+
+    Returns
+    -------
+    SampledFit
+        Converged only at a point where a full pass was made: its state holds the full
+        Hessian there.
+    """
+    hess = state.hessian
+    here = exact  # hess is the full Hessian at coef (else sampled, or of an earlier point)
+    history: list[float] = []
+    message, converged, it = "", False, 0
+    eps_prev = None
+    passes = {"sample": 0, "score": 0, "full": 0}
+
+    def full_here(at):
+        passes["full"] += 1
+        st = evaluate(at, "full")
+        return st, st.hessian, True, True
+
+    while it < maxiter:
+        thr = (1e3 * tol) ** 2
+        try:
+            new = solve(hess, state, coef, not here)
+        except NotPositiveDefinite:  # e.g. a sample without some column's rows: all rows
+            state, hess, exact, here = full_here(coef)
+            continue
+        eps = np.inf if coef is None else decrement(hess, new - coef)
+        if not (np.isfinite(eps) and eps >= 0) and coef is not None:
+            if here:  # not a descent direction even with the exact Hessian: take the step
+                eps = np.inf
+            else:  # from a sampled or earlier Hessian: all rows
+                state, hess, exact, here = full_here(coef)
+                continue
+        ratio = None if eps_prev is None or not eps_prev > 0 else eps / eps_prev
+        if here and coef is not None:
+            rel = (abs(history[-1] - history[-2]) / (abs(history[-1]) + 0.1)
+                   if len(history) > 1 else np.inf)
+            if eps <= thr or (ratio is not None and ratio > 0.25 and rel < tol):
+                converged = True  # the exact decrement is below the threshold (or at rounding)
+                break
+        if eps <= thr or (ratio is not None and ratio < 1.0 and eps * ratio <= thr):
+            mode = "full"  # the next point should be the last: verify it with all rows
+        elif exact and ratio is not None and ratio < 0.05:
+            mode = "score"  # the full Hessian of a nearby point is good enough
+        else:
+            mode = "sample"
+        it += 1
+        cand = evaluate(new, mode)
+        passes[mode] += 1
+        halvings = 0
+        while not np.isfinite(cand.objective) or (
+            coef is not None
+            and (cand.objective - state.objective) / (0.1 + abs(cand.objective)) >= tol
+        ):
+            if coef is None or halvings >= maxhalf:
+                message = "step-halving could not reduce the deviance"
+                break
+            halvings += 1
+            new = (new + coef) / 2.0
+            cand = evaluate(new, mode)
+            passes[mode] += 1
+        if message:
+            break
+        history.append(cand.objective)
+        if progress is not None:
+            moved = new - (coef if coef is not None else 0.0)
+            progress(it, cand.objective, float(np.max(np.abs(moved), initial=0.0)), halvings)
+        eps_prev = None if coef is None or halvings else eps
+        coef, state = new, cand
+        if halvings and mode != "full":  # the direction was poor: the next one from all rows
+            state, hess, exact, here = full_here(coef)
+        elif cand.hessian is not None:
+            hess, exact, here = cand.hessian, mode == "full", mode == "full"
+        else:
+            here = False
+    if not converged and not message:
+        message = f"no convergence in {maxiter} iterations"
+    if coef is not None and not here:  # the caller gets the full Hessian at coef
+        state, hess, exact, here = full_here(coef)
+    return SampledFit(coef, state, it, converged, tuple(history), message, passes)

@@ -1,0 +1,248 @@
+"""The large-N fast path (sampled Hessians, exact gradients) against plain float64 Newton.
+
+The references are written out here with NumPy on the whole design (no blocks, no sampling):
+Newton's method on the deviance until the step is at rounding, and the covariance as the
+inverse of the float64 information at the estimate. The fast path must give the same estimates
+to 1e-8 (absolute, on coefficients of order one) and the information at its own estimates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import glmclass as gc
+import glmclass.solvers.sampled as S
+from glmclass import families as F
+from glmclass import links as L
+from glmclass.blocks import ArrayBlocks, block_rows
+from glmclass.solvers import newton as NW
+from glmclass.solvers.irls import SAMPLED_MIN_COLS, SAMPLED_MIN_ROWS, Control, Penalty, irls
+
+
+def _data(n, p, seed, link="logit", scale=1.0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, p)) * scale])
+    beta = rng.uniform(-1, 1, p + 1) * 2 / np.sqrt(p)
+    eta = X @ beta
+    mu = special.expit(eta) if link == "logit" else stats.norm.cdf(eta)
+    y = (rng.uniform(size=n) < mu).astype(float)
+    return X, y
+
+
+def plain_newton(X, y, link="logit", w=None, offset=None, precision=None):
+    """Textbook Newton on the binomial deviance (observed information), whole arrays, float64;
+    returns the estimates and the Fisher information X'WX at them."""
+    n, p = X.shape
+    w = np.ones(n) if w is None else w
+    offset = np.zeros(n) if offset is None else offset
+    b = np.zeros(p)
+    for _ in range(100):
+        eta = X @ b + offset
+        if link == "logit":
+            mu = special.expit(eta)
+            score_w, fisher = w * (y - mu), w * mu * (1 - mu)
+            observed = fisher
+        else:
+            pdf, cdf, sf = stats.norm.pdf(eta), stats.norm.cdf(eta), stats.norm.sf(eta)
+            r = pdf / (cdf * sf)
+            score_w = w * (y - cdf) * r
+            fisher = w * pdf * r
+            # derivative of the score weight (y - F) f / (F (1 - F)) in eta, negated
+            d = -pdf * r - (y - cdf) * r * (eta + pdf * (1 - 2 * cdf) / (cdf * sf))
+            observed = -w * d
+        g = X.T @ score_w
+        h = (X * observed[:, None]).T @ X
+        if precision is not None:
+            g = g - precision @ b
+            h = h + precision
+        step = np.linalg.solve(h, g)
+        b = b + step
+        if np.max(np.abs(step)) < 1e-15 * (1 + np.max(np.abs(b))):
+            break
+    eta = X @ b + offset
+    if link == "logit":
+        mu = special.expit(eta)
+        fisher = w * mu * (1 - mu)
+    else:
+        pdf, cdf, sf = stats.norm.pdf(eta), stats.norm.cdf(eta), stats.norm.sf(eta)
+        fisher = w * pdf * pdf / (cdf * sf)
+    return b, (X * fisher[:, None]).T @ X
+
+
+def _family(link):
+    return F.Binomial() if link == "logit" else F.Binomial(L.Probit())
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_sampled_irls_matches_plain_float64_newton(link):
+    X, y = _data(30_000, 30, 1, link)
+    ref, info = plain_newton(X, y, link)
+    fit = irls(ArrayBlocks(X, y), _family(link), control=Control(direction="sampled"),
+               intercept=0)
+    assert fit.converged and not fit.aliased.any()
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+    # the Gram returned is the float64 information at the returned estimates
+    np.testing.assert_allclose(fit.gram, info, rtol=1e-8, atol=1e-10 * np.abs(info).max())
+    exact = irls(ArrayBlocks(X, y), _family(link), control=Control(direction="exact"),
+                 intercept=0)
+    np.testing.assert_allclose(fit.coef, exact.coef, rtol=0, atol=1e-8)
+    assert fit.deviance == pytest.approx(exact.deviance, rel=1e-12)
+
+
+def test_sampled_irls_with_weights_offset_shift_and_prior():
+    X, y = _data(20_000, 25, 2)
+    X[:, 3] += 1e4  # large mean: the solver works on the shifted design
+    rng = np.random.default_rng(3)
+    w, off = rng.integers(1, 4, X.shape[0]).astype(float), rng.normal(0, 0.2, X.shape[0])
+    prec = np.diag(np.r_[0.0, np.full(X.shape[1] - 1, 0.5)])
+    Xc = X.copy()
+    Xc[:, 3] -= 1e4
+    ref, _ = plain_newton(Xc, y, w=w, offset=off, precision=prec)
+    ref[0] -= 1e4 * ref[3]  # back to the coefficients of the uncentred column
+    blocks = ArrayBlocks(X, y, w, off)
+    pen = Penalty(prec, np.zeros(X.shape[1]))
+    fit = irls(blocks, F.Binomial(), control=Control(direction="sampled"), penalty=pen,
+               intercept=0)
+    exact = irls(blocks, F.Binomial(), control=Control(direction="exact"), penalty=pen,
+                 intercept=0)
+    assert fit.transform is not None and fit.converged
+    np.testing.assert_allclose(fit.coef, ref, rtol=1e-9, atol=1e-8)
+    np.testing.assert_allclose(fit.coef, exact.coef, rtol=1e-9, atol=1e-8)
+    np.testing.assert_allclose(fit.gram_shifted, exact.gram_shifted, rtol=1e-7)
+
+
+def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(monkeypatch):
+    X, y = _data(60_000, 24, 4)
+    frac = S.sample_fraction(X.shape[0], X.shape[1] + 1)
+    assert frac < 0.5
+    start = next(s for s in range(0, X.shape[0], 2000) if not S.in_sample(s, frac))
+    rare = np.zeros(X.shape[0])
+    rare[start:start + 30] = 1.0  # in one block outside the sample: seen by full passes only
+    X = np.column_stack([X, rare])
+    y[start:start + 20] = 1.0
+    y[start + 20:start + 30] = 0.0
+    ref, _ = plain_newton(X, y)
+    passes = []
+    original = S.sampled_newton
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        passes.append(out.passes)
+        return out
+
+    monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
+    fit = irls(ArrayBlocks(X, y, rows=2000), F.Binomial(), control=Control(direction="sampled"),
+               intercept=0)
+    assert fit.converged and passes[0]["full"] >= 2  # the singular sample sent it to all rows
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+
+
+def test_auto_samples_only_at_large_n(monkeypatch):
+    calls = []
+    original = S.sampled_newton
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        calls.append(out.passes)
+        return out
+
+    monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
+    X, y = _data(SAMPLED_MIN_ROWS, SAMPLED_MIN_COLS - 1, 5)
+    res = gc.Logit(y, X).fit()
+    assert len(calls) == 1 and calls[0]["sample"] > 0 and calls[0]["full"] >= 1
+    ref, info = plain_newton(X, y)
+    np.testing.assert_allclose(res.params.to_numpy(), ref, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(res.bse.to_numpy(), np.sqrt(np.diag(np.linalg.inv(info))),
+                               rtol=1e-8)
+    gc.Logit(y[:5000], X[:5000]).fit()  # small: R's IRLS iterates, no sampling
+    assert len(calls) == 1
+
+
+def _multinomial(n, p, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, p))])
+    B = rng.uniform(-1, 1, (p + 1, 2)) * 2 / np.sqrt(p)
+    pr = np.exp(np.column_stack([np.zeros(n), X @ B]))
+    pr /= pr.sum(1, keepdims=True)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(pr, 1)).sum(1)
+    return X, y
+
+
+def test_sampled_multinomial_newton_matches_exact_newton():
+    X, y = _multinomial(30_000, 15, 6)
+    k1p = 2 * X.shape[1]
+    blocks = ArrayBlocks(X, y, rows=block_rows(k1p))
+    obj = NW.multinomial_deviance(blocks, 3)
+    exact = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="exact"))
+    fast = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="sampled"))
+    assert fast.converged and exact.converged
+    np.testing.assert_allclose(fast.coef, exact.coef, rtol=0, atol=1e-8)
+    # the Hessian and gradient returned are the full ones at the returned estimates
+    f, g, h = obj(fast.coef, True)
+    np.testing.assert_array_equal(fast.hessian, h)
+    np.testing.assert_array_equal(fast.gradient, g)
+    assert np.max(np.abs(g)) < 1e-6
+
+
+def test_sampled_hessian_is_the_scaled_hessian_of_the_sampled_blocks():
+    X, y = _multinomial(5000, 3, 7)
+    blocks = ArrayBlocks(X, y, rows=500)
+    obj = NW.multinomial_deviance(blocks, 3)
+    coef = np.full(8, 0.1)
+    f, g, h = obj(coef, True)
+    f2, g2, hs = obj(coef, 0.3)
+    assert f2 == f
+    np.testing.assert_array_equal(g2, g)
+    chosen = [s for s in range(0, 5000, 500) if S.in_sample(s, 0.3)]
+    assert 0 in chosen and len(chosen) < 10
+    parts = [NW.multinomial_deviance(ArrayBlocks(X[s:s + 500], y[s:s + 500]), 3)(coef, True)[2]
+             for s in chosen]
+    np.testing.assert_allclose(hs, sum(parts) * 5000 / (500 * len(chosen)), rtol=1e-12)
+    assert obj(coef, "score")[2] is None
+
+
+def _spy_start(monkeypatch):
+    """Records what :func:`irls._sampled_start` returned (None: the full start pass ran)."""
+    import glmclass.solvers.irls as irls_mod
+
+    seen = []
+    original = irls_mod._sampled_start
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(irls_mod, "_sampled_start", spy)
+    return seen
+
+
+def test_the_start_gram_comes_from_the_sample_only_when_the_end_confirms_the_rank(monkeypatch):
+    seen = _spy_start(monkeypatch)
+    X, y = _data(40_000, 25, 8)
+    fit = irls(ArrayBlocks(X, y), F.Binomial(), control=Control(direction="sampled"),
+               intercept=0)
+    assert seen == [True]
+    ref, info = plain_newton(X, y)
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(fit.gram, info, rtol=1e-9, atol=1e-10 * np.abs(info).max())
+
+
+@pytest.mark.parametrize("case", ["collinear", "extreme weights"])
+def test_sampled_start_defers_to_the_full_start_pass(monkeypatch, case):
+    seen = _spy_start(monkeypatch)
+    X, y = _data(40_000, 25, 9)
+    if case == "collinear":  # R keeps the column, but the Gram cannot tell: QR on all rows
+        X[:, 5] = X[:, 4] + 1e-6 * np.random.default_rng(1).normal(size=X.shape[0])
+    else:  # fitted probabilities near 0 and 1: final weights far below the start's
+        y = (X[:, 1] + 0.05 * np.random.default_rng(2).logistic(size=X.shape[0]) > 0) * 1.0
+    blocks = ArrayBlocks(X, y)
+    fit = irls(blocks, F.Binomial(), control=Control(direction="sampled"), intercept=0)
+    exact = irls(blocks, F.Binomial(), control=Control(direction="exact"), intercept=0)
+    assert seen == [False]
+    np.testing.assert_array_equal(fit.aliased, exact.aliased)
+    keep = ~exact.aliased
+    scale = np.sqrt(np.diag(np.linalg.inv(exact.gram[np.ix_(keep, keep)])))
+    np.testing.assert_allclose(fit.coef[keep] / scale, exact.coef[keep] / scale, atol=1e-6)
