@@ -124,6 +124,12 @@ class RowBlocks(ABC):
     :meth:`reduce` and :meth:`map`.
     """
 
+    #: Whether the solvers' ``direction="auto"`` may trade a full Hessian pass for several
+    #: cheaper ones (:mod:`glmclass.solvers.sampled`). True for rows in memory; a source whose
+    #: every pass re-reads storage or schedules a graph (Dask) says False: there fewer passes
+    #: matter more, and exact IRLS iterates keep its fits equal to the in-memory exact fit.
+    sample_hessians: bool = True
+
     @property
     @abstractmethod
     def n_rows(self) -> int:

@@ -137,6 +137,9 @@ class DaskBlocks(RowBlocks):
     and ``map`` a lazy Dask array whose chunks are the partitions.
     """
 
+    sample_hessians = False  # each pass is a graph over partitions: make few of them
+
+
     def __init__(self, parts: Sequence[Delayed], lengths: Sequence[int], n_cols: int,
                  y_dtype=None, rows: int | None = None) -> None:
         if len(parts) != len(lengths):

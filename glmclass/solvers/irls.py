@@ -56,7 +56,7 @@ class Control:
         float64 Gram only to confirm convergence (:mod:`glmclass.solvers.sampled`): the same
         estimates (to ~``tol`` standard errors) for a fraction of the cost at large N.
         ``"auto"`` samples from :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_COLS`
-        columns on.
+        columns on, on sources that allow it (``RowBlocks.sample_hessians``: not on Dask).
 
     The size of a block of rows is the row source's business, not the solver's.
     """
@@ -283,7 +283,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         def start_eta(b: Block) -> np.ndarray:
             return family.start_eta(b.y, b.weights)
 
-        if shift is None and _use_sampled(control, blocks.n_rows, keep):
+        if shift is None and _use_sampled(control, blocks, keep):
             fit = _sampled_start(blocks, family, frame, penalty, control, terms, start_eta)
             if fit is not None:
                 return fit
@@ -322,7 +322,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         else:
             dev, obj_old, g, r = run(coef_old, check=False)
 
-    if not qr_mode and _use_sampled(control, blocks.n_rows, keep):
+    if not qr_mode and _use_sampled(control, blocks, keep):
         return _sampled(blocks, family, frame, keep, aliased, penalty, control, coef_old,
                         State(obj_old, r, g, (dev, None)), lambda b, e: terms(b, e, False),
                         exact=coef_old is None)
@@ -373,9 +373,10 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message, frame.t, g_shift)
 
 
-def _use_sampled(control: Control, n_rows: int, keep: np.ndarray) -> bool:
+def _use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray) -> bool:
     if control.direction == "auto":
-        return n_rows >= SAMPLED_MIN_ROWS and int(keep.sum()) >= SAMPLED_MIN_COLS
+        return (blocks.sample_hessians and blocks.n_rows >= SAMPLED_MIN_ROWS
+                and int(keep.sum()) >= SAMPLED_MIN_COLS)
     return control.direction == "sampled" and bool(keep.any())
 
 

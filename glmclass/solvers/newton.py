@@ -51,7 +51,8 @@ class NewtonControl:
         ``"sampled"`` takes the steps from the exact gradient and the Hessian of a row sample,
         with a full Hessian only to confirm convergence (:mod:`glmclass.solvers.sampled`);
         ``"exact"`` computes the full Hessian at every step; ``"auto"`` samples from
-        :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_PARAMS` parameters on. Other
+        :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_PARAMS` parameters on, except on
+        Dask data (``RowBlocks.sample_hessians``). Other
         objectives always take exact steps.
     """
 
@@ -137,7 +138,8 @@ def newton(evaluate: Objective, start: np.ndarray,
     coef = np.asarray(start, dtype=float).copy()
     rows = getattr(evaluate, "sampled_rows", None)  # the objective can sample its Hessian
     if rows is not None and (control.direction == "sampled" or (
-            control.direction == "auto" and rows >= SAMPLED_MIN_ROWS
+            control.direction == "auto" and getattr(evaluate, "sample_by_default", True)
+            and rows >= SAMPLED_MIN_ROWS
             and coef.size >= SAMPLED_MIN_PARAMS)):
         return _newton_sampled(evaluate, coef, control, sample_fraction(rows, coef.size))
     f, g, h = evaluate(coef, True)
@@ -415,6 +417,7 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
         return -2.0 * loglik, -2.0 * grad.T.ravel(), hess
 
     evaluate.sampled_rows = blocks.n_rows  # offers sampled Hessians (see newton())
+    evaluate.sample_by_default = blocks.sample_hessians  # what "auto" does (not on Dask)
     return evaluate
 
 

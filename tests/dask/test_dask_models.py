@@ -309,11 +309,13 @@ def test_predict_with_an_offset(frame, ddf):
 
 
 @pytest.mark.parametrize("model", ["Logit", "Probit", "MNLogit"])
-def test_large_fits_take_the_sampled_path_on_dask_too(model):
-    """At 1e5+ rows the solvers sample Hessians from row blocks (solvers/sampled.py); on Dask
-    the blocks are the partitions' blocks, so the sample differs, but both fits end at a full
-    float64 pass whose Newton decrement is below (1000 tol)^2: the same estimates to ~1e-7
-    standard errors and the same standard errors (the information at the estimates)."""
+def test_large_fits_on_dask_equal_the_exact_in_memory_fit(model, monkeypatch):
+    """At 1e5+ rows an in-memory fit samples its Hessians (solvers/sampled.py); on Dask every
+    pass is a graph over the partitions, so fits there keep exact IRLS/Newton iterates (fewer
+    passes): they equal the in-memory exact fit to 1e-10, and the in-memory sampled fit to its
+    tolerance (~1e-7 standard errors)."""
+    from glmclass.solvers import irls, newton
+
     rng = np.random.default_rng(14)
     n, p = 120_000, 26 if model != "MNLogit" else 12
     X = np.column_stack([np.ones(n), rng.normal(size=(n, p - 1))])
@@ -324,10 +326,18 @@ def test_large_fits_take_the_sampled_path_on_dask_too(model):
     else:
         y = (rng.uniform(size=n) < 1 / (1 + np.exp(-X @ rng.uniform(-0.3, 0.3, p)))) * 1.0
     cls = getattr(gc, model)
-    mem = cls(y, X).fit()
+    sampled = cls(y, X).fit()
     lazy = cls(da.from_array(y, chunks=30_000), da.from_array(X, chunks=(30_000, p))).fit()
-    se = np.asarray(mem.bse, dtype=float)
-    np.testing.assert_allclose(np.asarray(lazy.params, dtype=float) / se,
-                               np.asarray(mem.params, dtype=float) / se, rtol=0, atol=1e-6)
-    close(lazy.bse, mem.bse, 1e-7)
-    close(lazy.llf, mem.llf, 1e-12)
+    with monkeypatch.context() as m:  # the in-memory exact path: no sampling at any size
+        m.setattr(irls, "SAMPLED_MIN_ROWS", 10**12)
+        m.setattr(newton, "SAMPLED_MIN_ROWS", 10**12)
+        exact = cls(y, X).fit()
+    assert sampled.n_iter > exact.n_iter  # the in-memory fit did take the sampled path
+    assert lazy.n_iter == exact.n_iter
+    close(lazy.params, exact.params, 1e-10)
+    close(lazy.bse, exact.bse, 1e-10)
+    close(lazy.llf, exact.llf, 1e-12)
+    se = np.asarray(exact.bse, dtype=float)
+    np.testing.assert_allclose(np.asarray(sampled.params, dtype=float) / se,
+                               np.asarray(exact.params, dtype=float) / se, rtol=0, atol=1e-6)
+    close(sampled.bse, exact.bse, 1e-7)
