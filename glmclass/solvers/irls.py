@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg as sla
 
 from ..blocks import Block, RowBlocks
 from ..errors import DataError
@@ -27,6 +26,7 @@ from ..numerics.linalg import (
     spd_solve,
 )
 from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
+from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
 from .rank import aliased_design_columns, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
@@ -265,7 +265,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
 
     def run(coef, observed=observed, check=True):
         if qr_mode:  # an ill-conditioned kept design: R's QR on the weighted design
-            dev, sys = _qr_pass(blocks, keep, shift, penalty, coef,
+            dev, sys = qr_pass(blocks, keep, shift, penalty, coef,
                                 lambda b, e: terms(b, e, False, check))
             pen = penalty.value(coef) if penalty is not None else 0.0
             return dev, dev + pen, sys, None
@@ -317,7 +317,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         # the Gram squares a condition number this large beyond what refinement recovers
         qr_mode, observed = True, False
         if start is None:
-            dev, g = _qr_pass(blocks, keep, shift, penalty, None,
+            dev, g = qr_pass(blocks, keep, shift, penalty, None,
                               lambda b, e: terms(b, e, False, False, wz=True), start_eta)
         else:
             dev, obj_old, g, r = run(coef_old, check=False)
@@ -365,7 +365,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
     out = np.where(keep, frame.to_beta(np.where(keep, coef_old, 0.0)), np.nan)
-    if isinstance(g, _QRSystem):
+    if isinstance(g, QRSystem):
         g = g.gram()
     both = np.outer(keep, keep)
     g_shift = None if frame.shift is None else np.where(both, g, 0.0)
@@ -557,10 +557,10 @@ def _step(g, r: np.ndarray | None, keep: np.ndarray, penalty: Penalty | None,
 
     From the starting means (``coef`` None) ``r`` is X'Wz and the step solves the weighted least
     squares ``(X'WX + P) b = X'Wz + P m``; from coefficients ``r`` is the score X'u and the step
-    solves for the change, ``(X'WX + P) delta = X'u - P (coef - m)``. A :class:`_QRSystem`
+    solves for the change, ``(X'WX + P) delta = X'u - P (coef - m)``. A :class:`QRSystem`
     ``g`` (``r`` None) holds the same least-squares problem as a triangular factor.
     """
-    if isinstance(g, _QRSystem):
+    if isinstance(g, QRSystem):
         out = np.zeros(keep.shape[0]) if coef is None else np.where(keep, coef, 0.0)
         out[keep] += g.solve()
         return out
@@ -578,69 +578,3 @@ def _step(g, r: np.ndarray | None, keep: np.ndarray, penalty: Penalty | None,
     except NotPositiveDefinite:
         out[keep] += np.linalg.lstsq(gk, rk, rcond=None)[0]
     return out
-
-
-#: Smallest Gram pivot (squared relative distance of a kept column from the span of the
-#: earlier ones) at which the iterations solve the normal equations; below it (a condition
-#: number over ~1e5) each step solves the weighted least squares by QR, as R does.
-QR_MODE_CLEAR = 1e-10
-
-
-@dataclass(frozen=True)
-class _QRSystem:
-    """``[R c; 0 d]``: the triangular factor of the weighted design (kept columns) with the
-    weighted working response (or residual) appended; the step solves ``R x = c``."""
-
-    r_aug: np.ndarray
-    keep: np.ndarray
-
-    def solve(self) -> np.ndarray:
-        k = int(self.keep.sum())
-        r = self.r_aug[:k, :k]
-        return sla.solve_triangular(r, self.r_aug[:k, k], check_finite=False)
-
-    def gram(self) -> np.ndarray:
-        k = int(self.keep.sum())
-        rk = self.r_aug[:k, :k]
-        out = np.zeros((self.keep.shape[0],) * 2)
-        out[np.ix_(self.keep, self.keep)] = rk.T @ rk
-        return out
-
-
-def _qr_pass(blocks: RowBlocks, keep: np.ndarray, shift: np.ndarray | None,
-             penalty: Penalty | None, coef: np.ndarray | None, terms,
-             start_eta: Callable[[Block], np.ndarray] | None = None):
-    """One pass giving the deviance and the :class:`_QRSystem` of the step at ``coef`` (or at
-    the starting means: then ``terms`` gives ``w z`` and the system is the full solve)."""
-    cols = np.flatnonzero(keep)
-
-    def one(b: Block):
-        xb = b.X if shift is None else b.X - shift
-        e = start_eta(b) if coef is None else xb @ coef + b.offset
-        w, v, dev = terms(b, e)
-        sw = np.sqrt(np.maximum(w, 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rhs = np.where(sw > 0, v / sw, 0.0)
-        a = np.column_stack([xb[:, cols] * sw[:, None], rhs])
-        return dev, _tri(a)
-
-    def combine(x, y):
-        return x[0] + y[0], _tri(np.vstack([x[1], y[1]]))
-
-    k = cols.shape[0]
-    dev, r = blocks.reduce(one, (0.0, np.zeros((0, k + 1))), combine)
-    if penalty is not None:
-        e, v = np.linalg.eigh(penalty.precision)
-        root = (v * np.sqrt(np.maximum(e, 0.0))).T
-        target = root @ penalty.mean if coef is None else -root @ (coef - penalty.mean)
-        r = _tri(np.vstack([r, np.column_stack([root[:, cols], target])]))
-    if r.shape[0] < k + 1:
-        r = np.vstack([r, np.zeros((k + 1 - r.shape[0], k + 1))])
-    return dev, _QRSystem(r, keep)
-
-
-def _tri(a: np.ndarray) -> np.ndarray:
-    """The R of a QR of ``a`` (at most as many rows as columns)."""
-    if a.shape[0] <= a.shape[1]:
-        return a
-    return sla.qr(a, mode="r", overwrite_a=True, check_finite=False)[0][: a.shape[1]]
