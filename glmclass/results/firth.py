@@ -213,31 +213,7 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin):
         return pd.DataFrame({"statistic": stat, "df": df, "pvalue": stats.chi2.sf(stat, 1)},
                             index=names)
 
-    # --- prediction ----------------------------------------------------------------------------
-    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5):
-        """Predictions in-sample (``exog=None``) or for new data through the stored design.
-
-        Parameters
-        ----------
-        exog : pandas.DataFrame or array-like, optional
-            New data: a DataFrame with the formula's columns, or a design matrix for array
-            models.
-        which : {"mean", "prob", "linear", "class"}
-            Probabilities of the second level (a Series), of both levels (a DataFrame), the
-            linear predictor, or the predicted label (the contract of
-            :mod:`glmclass.models.base`).
-        offset : array-like, optional
-            Offset of the rows to predict (replaces the model's or the formula's).
-        threshold : float
-            Probability above which ``which="class"`` predicts the second level.
-
-        Returns
-        -------
-        pandas.Series or pandas.DataFrame
-        """
-        eta, index, _ = self._linear(exog, offset)
-        return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
-
+    # --- prediction (predict(): GLMBaseResults) -------------------------------------------------
     def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
         """Predictions with delta-method standard errors and Wald intervals from
         ``cov_params()`` (see :meth:`glmclass.results.glm.GLMResults.get_prediction`)."""

@@ -161,6 +161,30 @@ class GLMBaseResults:
             eta = eta + off
         return eta, index, (X if exog is not None else None)
 
+    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5):
+        """Predictions in-sample (``exog=None``) or for new data through the stored design.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+            New data: a DataFrame with the formula's columns, or a design matrix for array
+            models.
+        which : {"mean", "prob", "linear", "class"}
+            Probabilities of the second level (a Series), of both levels (a DataFrame), the
+            linear predictor, or the predicted label (the contract of
+            :mod:`glmclass.models.base`).
+        offset : array-like, optional
+            Offset of the rows to predict (replaces the model's or the formula's).
+        threshold : float
+            Probability above which ``which="class"`` predicts the second level.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        eta, index, _ = self._linear(exog, offset)
+        return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
+
     def _labels(self, p: np.ndarray, threshold: float, index) -> pd.Series:
         levels = self.model.levels
         if not (isinstance(threshold, (int, float, np.number)) and 0 < threshold < 1):

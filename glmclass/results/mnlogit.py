@@ -258,27 +258,10 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         check_which(which, ("prob", "mean", "class", "linear"))
         X, off, index = self._design(exog, offset)
         eta = self._eta(X, off)
-        if which == "linear":
-            return pd.DataFrame(eta, index=index, columns=self.params.columns)
-        prob = self._probabilities(eta)
-        if which in ("prob", "mean"):
-            return pd.DataFrame(prob, index=index,
-                                columns=pd.Index(self.levels, name="level"))
-        ok = ~np.isnan(prob).any(axis=1)
-        labels = np.full(prob.shape[0], None, dtype=object)
-        labels[ok] = np.asarray(self.levels, dtype=object)[np.argmax(prob[ok], axis=1)]
-        return pd.Series(labels, index=index, name="class")
+        return by_which(which, eta, self._probabilities, self.levels, self.params.columns, index)
 
     def _design(self, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
-        """Design, offset and index of the rows to predict (in-sample for ``exog=None``;
-        :meth:`glmclass.models.data.ModelData.new_rows`)."""
-        m = self.model
-        if exog is None:
-            require_data(self, "in-sample prediction")
-        X, off, index = m.data.new_rows(exog, offset)
-        if off is None:
-            off = m.offset if exog is None else np.zeros(X.shape[0])
-        return X, off, index
+        return prediction_rows(self, exog, offset)
 
     @cached_property
     def _natural_order(self) -> list[int]:
@@ -288,10 +271,7 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
     def _probabilities(self, eta: np.ndarray, natural: bool = True) -> np.ndarray:
         """Probabilities in natural level order, or in fit order (reference first); rows with
         missing values give NaN."""
-        ok = ~np.isnan(eta).any(axis=1)
-        fit_order = np.full((eta.shape[0], len(self.levels)), np.nan)
-        _, prob, p0 = softmax_parts(eta[ok])
-        fit_order[ok] = np.column_stack([p0, prob])
+        fit_order = fit_order_probabilities(eta)
         return fit_order[:, self._natural_order] if natural else fit_order
 
     @staticmethod
@@ -428,3 +408,40 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return (f"<MNLogitResults: {len(self.levels)} levels, ref={self.ref!r}, "
                 f"nobs={num(self.nobs)}>")
 
+
+# --- the prediction steps shared with the penalised fits (results/regularized.py) ------------
+def prediction_rows(res, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """Design, offset and index of the rows to predict (in-sample for ``exog=None``;
+    :meth:`glmclass.models.data.ModelData.new_rows`)."""
+    m = res.model
+    if exog is None:
+        require_data(res, "in-sample prediction")
+    X, off, index = m.data.new_rows(exog, offset)
+    if off is None:
+        off = m.offset if exog is None else np.zeros(X.shape[0])
+    return X, off, index
+
+
+def fit_order_probabilities(eta: np.ndarray) -> np.ndarray:
+    """Probabilities in fit order (reference first) from the log-odds against the reference;
+    rows with missing values give NaN."""
+    ok = ~np.isnan(eta).any(axis=1)
+    out = np.full((eta.shape[0], eta.shape[1] + 1), np.nan)
+    _, prob, p0 = softmax_parts(eta[ok])
+    out[ok] = np.column_stack([p0, prob])
+    return out
+
+
+def by_which(which: str, eta: np.ndarray, probabilities, levels, columns, index):
+    """The prediction contract of :mod:`glmclass.models.base` for a multinomial response:
+    log-odds (``"linear"``), probabilities in natural level order (``"prob"``/``"mean"``, from
+    ``probabilities(eta)``) or the most probable level (missing where a row has NaN)."""
+    if which == "linear":
+        return pd.DataFrame(eta, index=index, columns=columns)
+    prob = probabilities(eta)
+    if which in ("prob", "mean"):
+        return pd.DataFrame(prob, index=index, columns=pd.Index(levels, name="level"))
+    ok = ~np.isnan(prob).any(axis=1)
+    labels = np.full(prob.shape[0], None, dtype=object)
+    labels[ok] = np.asarray(levels, dtype=object)[np.argmax(prob[ok], axis=1)]
+    return pd.Series(labels, index=index, name="class")

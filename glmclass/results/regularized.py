@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 
 from ..solvers.coordinate_descent import CDFit, PathFit
-from ..solvers.newton import softmax_parts
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, check_which, num, row_key
 from .glm_base import GLMBaseResults
-from .io import SaveMixin, require_data
+from .io import SaveMixin
+from .mnlogit import by_which, fit_order_probabilities, prediction_rows
 
 METHOD = "coordinate descent (proximal Newton)"
 
@@ -164,25 +164,6 @@ class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixi
         self.k_params = int(np.sum(coef != 0))
         self.df_resid = float(self.nobs - self.k_params)
 
-    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5):
-        """Predictions in-sample (``exog=None``) or for new data through the stored design.
-
-        Parameters
-        ----------
-        exog : pandas.DataFrame or array-like, optional
-        which : {"mean", "prob", "linear", "class"}
-            As :meth:`glmclass.results.glm.GLMResults.predict`.
-        offset : array-like, optional
-        threshold : float
-            Probability above which ``which="class"`` predicts the second level.
-
-        Returns
-        -------
-        pandas.Series or pandas.DataFrame
-        """
-        eta, index, _ = self._linear(exog, offset)
-        return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
-
     def summary(self) -> Summary:
         """The fit's report: the penalty, the fit statistics and the coefficients (no standard
         errors: see the note)."""
@@ -262,25 +243,11 @@ class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
         pandas.DataFrame or pandas.Series
         """
         check_which(which, ("prob", "mean", "class", "linear"))
-        m = self.model
-        if exog is None:
-            require_data(self, "in-sample prediction")
-        X, off, index = m.data.new_rows(exog, offset)
-        if off is None:
-            off = m.offset if exog is None else np.zeros(X.shape[0])
+        X, off, index = prediction_rows(self, exog, offset)
         eta = X @ self.params.to_numpy() + np.asarray(off)[:, None]
-        if which == "linear":
-            return pd.DataFrame(eta, index=index, columns=self.params.columns)
-        ok = ~np.isnan(eta).any(axis=1)
-        prob = np.full((eta.shape[0], m.K), np.nan)
-        _, pr, p0 = softmax_parts(eta[ok])
-        prob[ok] = np.column_stack([p0, pr])
-        prob = prob[:, [m._fit_levels.index(lv) for lv in self.levels]]
-        if which in ("prob", "mean"):
-            return pd.DataFrame(prob, index=index, columns=pd.Index(self.levels, name="level"))
-        labels = np.full(prob.shape[0], None, dtype=object)
-        labels[ok] = np.asarray(self.levels, dtype=object)[np.argmax(prob[ok], axis=1)]
-        return pd.Series(labels, index=index, name="class")
+        order = [self.model._fit_levels.index(lv) for lv in self.levels]
+        return by_which(which, eta, lambda e: fit_order_probabilities(e)[:, order],
+                        self.levels, self.params.columns, index)
 
     def summary(self) -> Summary:
         """The fit's report with one coefficient column per non-reference level."""
