@@ -171,6 +171,17 @@ def column_abs_max(blocks: RowBlocks) -> np.ndarray:
     return blocks.reduce(block_max, np.zeros(blocks.n_cols), np.maximum)
 
 
+def _block_eta(b: Block, shift: np.ndarray | None, scratch: _Scratch, coef: np.ndarray | None,
+               eta: Callable[[Block], np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The (shifted) block and its linear predictor: ``eta(b)``, else ``Xc @ coef + offset``."""
+    xc = _shifted(b.X, shift, scratch)
+    if eta is not None:
+        return xc, eta(b)
+    e = xc @ coef
+    e += b.offset
+    return xc, e
+
+
 def fused_pass(
     blocks: RowBlocks,
     eta: Callable[[Block], np.ndarray] | None,
@@ -221,12 +232,7 @@ def fused_pass(
     # a wild trial step can overflow in the Gram; its objective is then inf too and the caller
     # halves the step, discarding this Gram
     def one(b: Block) -> tuple[float, np.ndarray, np.ndarray]:
-        xc = _shifted(b.X, shift, scratch)
-        if eta is None:
-            e = xc @ coef
-            e += b.offset
-        else:
-            e = eta(b)
+        xc, e = _block_eta(b, shift, scratch, coef, eta)
         wb, vb, ob = terms(b, e)
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = xc.T @ vb  # before the block is weighted in place
@@ -293,12 +299,7 @@ def score_pass(
     spare = _Scratch(p)
 
     def one(b: Block):
-        xc = _shifted(b.X, shift, scratch)
-        if eta is None:
-            e = xc @ coef
-            e += b.offset
-        else:
-            e = eta(b)
+        xc, e = _block_eta(b, shift, scratch, coef, eta)
         wb, vb, ob = terms(b, e)
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = xc.T @ vb
