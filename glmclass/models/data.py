@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -115,6 +116,12 @@ class ModelData:
     @property
     def nrows(self) -> int:
         return self.exog.shape[0]
+
+    @cached_property
+    def exog_index(self) -> pd.Index:
+        """``exog_names`` as a pandas Index, made once: every labelled result reuses it (an
+        Index of strings costs more to build than the rest of a small Series)."""
+        return pd.Index(self.exog_names)
 
     def without_intercept(self) -> ModelData:
         """The same data with the intercept column removed from the design (and from the
