@@ -160,8 +160,8 @@ class MLEGLM(GLMBase):
         partitioned = getattr(self.data, "partitioned", False)
         if (not symptoms and not partitioned and results.converged
                 and cells <= S.BINARY.probability_cells):
-            pos = self.prior_weights > 0
-            mu = fam.link.inverse(results._eta if pos.all() else results._eta[pos])
+            pos = self.problem.positive_rows
+            mu = fam.link.inverse(results._eta if pos is None else results._eta[pos])
             symptoms = S.BINARY.extreme(cells, mu)
         decision = S.BINARY.decide(cells, results.converged, symptoms)
         why = ""

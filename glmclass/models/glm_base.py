@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -130,14 +131,26 @@ class GLMProblem:
     def exog(self) -> np.ndarray:
         return self.data.exog
 
-    @property
+    @cached_property
     def prior_weights(self) -> np.ndarray:
         """``freq_weights * var_weights``, R's prior weights (a broadcast view when both are
-        the default ones)."""
+        the default ones; read-only either way, made once)."""
         f, v = self.freq_weights, self.var_weights
         if _is_constant(f) and _is_constant(v) and f[0] == 1 and v[0] == 1:
             return constant(1.0, f.shape[0])
-        return f * v
+        pw = f * v
+        pw.flags.writeable = False
+        return pw
+
+    @cached_property
+    def positive_rows(self) -> np.ndarray | None:
+        """Mask of the rows with positive prior weight, None when that is every row (the
+        rows IRLS fits, as R's ``glm.fit``)."""
+        pw = self.prior_weights
+        if _is_constant(pw) and pw[0] > 0:
+            return None
+        pos = pw > 0
+        return None if pos.all() else pos
 
     @property
     def nobs(self) -> float:
@@ -162,10 +175,10 @@ class GLMProblem:
         take no part in the fit: their eta may be anything, even where the family's weights are
         infinite)."""
         blocks = self.blocks(X)
-        pos = self.prior_weights > 0
+        pos = self.positive_rows
         intercept = self.data.intercept_index if X is None else None
-        return irls(blocks if pos.all() else blocks.take_rows(pos), self.family, start, control,
-                    penalty, intercept)
+        return irls(blocks if pos is None else blocks.take_rows(pos), self.family, start,
+                    control, penalty, intercept)
 
     def null_fit(self, control: Control) -> NullFit:
         """Intercept-only fit with the offset kept, as R's null deviance; eta = offset without

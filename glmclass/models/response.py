@@ -81,19 +81,20 @@ def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
     kind = getattr(getattr(arr, "dtype", None), "kind", "O")
     if not is_cat and kind in "iuf":
         v = np.asarray(arr, dtype=float)
-        if np.any(~np.isfinite(v)):
+        if not np.isfinite(v).all():
             raise ValueError(f"response {name!r} has infinite values")
-        if np.any((v < 0) | (v > 1)):
-            bad = v[(v < 0) | (v > 1)][0]
-            raise ValueError(
-                f"response {name!r} has the value {bad:g}: a binary model needs 0/1 values, two "
-                "labels, or proportions in [0, 1]; use MNLogit for more than two classes"
-            )
-        distinct = np.unique(v)
-        if np.all(np.isin(distinct, (0.0, 1.0))):
-            _check_two(distinct.tolist(), name)
-            return v, [0, 1]
-        return v, None
+        ones = v == 1.0
+        if not (ones | (v == 0.0)).all():  # proportions, or values outside [0, 1]
+            if ((v < 0) | (v > 1)).any():
+                bad = v[(v < 0) | (v > 1)][0]
+                raise ValueError(
+                    f"response {name!r} has the value {bad:g}: a binary model needs 0/1 values, "
+                    "two labels, or proportions in [0, 1]; use MNLogit for more than two classes"
+                )
+            return v, None
+        n_ones = int(ones.sum())  # 0/1 values: both must occur (no sort of the values)
+        _check_two([x for x, c in ((0.0, v.size - n_ones), (1.0, n_ones)) if c], name)
+        return v, [0, 1]
     levels = levels_of(arr, name)
     _check_two(levels, name)
     return encode(arr, levels).astype(float), levels

@@ -324,8 +324,8 @@ def exploding(coef: np.ndarray, se: np.ndarray, scale: np.ndarray, coef_trigger:
     -------
     ndarray of bool, shape (m,)
     """
-    with np.errstate(invalid="ignore", over="ignore"):
-        return (np.abs(np.nan_to_num(coef)) * scale > coef_trigger) | ~(se * scale <= se_trigger)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN compares False, as 0 would
+        return (np.abs(coef) * scale > coef_trigger) | ~(se * scale <= se_trigger)
 
 
 @dataclass(frozen=True)

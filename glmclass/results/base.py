@@ -87,7 +87,8 @@ class WaldMixin:
     @cached_property
     def bse(self) -> pd.Series:
         """Standard errors, the square roots of the diagonal of ``cov_params()``."""
-        return pd.Series(np.sqrt(np.diag(self._cov)), index=self.params.index, name="bse")
+        return pd.Series(np.sqrt(np.diag(self._cov.to_numpy())), index=self.params.index,
+                         name="bse")
 
     @cached_property
     def tvalues(self) -> pd.Series:

@@ -102,10 +102,20 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     @cached_property
     def _bread(self) -> np.ndarray | None:
         """Inverse information on the kept columns (None when it is not positive definite)."""
+        if self.information == "expected" or self.model.family.is_canonical:
+            return self._fisher_inverse
         try:
-            if self.information == "expected" or self.model.family.is_canonical:
-                return self._fit.gram_inverse(self._keep)  # the solver's Gram, kept accurate
             return spd_inverse(self._information)
+        except NotPositiveDefinite:
+            return None
+
+    @cached_property
+    def _fisher_inverse(self) -> np.ndarray | None:
+        """Inverse of the solver's Fisher Gram on the kept columns (kept accurate through its
+        shifted form), None when it is not positive definite."""
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf entries
+                return self._fit.gram_inverse(self._keep)
         except NotPositiveDefinite:
             return None
 
@@ -113,17 +123,15 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         """Standard errors on the kept columns from the solver's Fisher information (no further
         pass over the data), inf where it is singular: the separation check's symptom, without
         the warning ``bse`` gives."""
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf is the answer
-                var = np.diag(self._fit.gram_inverse(self._keep))
-        except NotPositiveDefinite:
+        if self._fisher_inverse is None:
             return np.full(self.rank, np.inf)
+        var = np.diag(self._fisher_inverse)
         with np.errstate(invalid="ignore"):
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     @cached_property
     def _cov(self) -> pd.DataFrame:
-        names = self.model.data.exog_names
+        names = self.model.data.exog_index
         keep = self._keep
         full = np.full((len(names), len(names)), np.nan)
         if self._bread is None:
@@ -133,7 +141,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
                 GlmclassWarning, stacklevel=3)
         else:
             full[np.ix_(keep, keep)] = self._cov_kept()
-        return pd.DataFrame(full, index=names, columns=names)
+        return pd.DataFrame(full, index=names, columns=names, copy=False)
 
     def _cov_kept(self) -> np.ndarray:
         """The covariance of the estimable coefficients that ``cov_type`` asks for: the

@@ -44,7 +44,7 @@ class GLMBaseResults:
         d = model.data
         self._fit = fit
         self._null = null
-        self.params = pd.Series(fit.coef, index=d.exog_names, name="coef")
+        self.params = pd.Series(fit.coef, index=d.exog_index, name="coef")
         self.deviance = float(fit.deviance)
         self.null_deviance = float(null.deviance)
         self.converged = bool(fit.converged)
@@ -56,8 +56,13 @@ class GLMBaseResults:
         self.df_model = float(self.rank - (1 if model.has_intercept else 0))
         self.df_resid = float(self.nobs - self.rank)
         self.k_params = self.rank + (0 if model.family.fixed_scale else 1)
-        self._row_key = row_key(d.index, model.freq_weights)
         self.formula = d.formula
+
+    @cached_property
+    def _row_key(self) -> str:
+        """Fingerprint of the rows (:func:`~glmclass.results.base.row_key`), made when
+        :func:`~glmclass.compare` first asks: hashing the rows is a fifth of a small fit."""
+        return row_key(self.model.data.index, self.model.freq_weights)
 
     @property
     def _keep(self) -> np.ndarray:
