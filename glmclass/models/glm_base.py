@@ -201,7 +201,10 @@ class GLMProblem:
         fam = self.family
 
         def dev(b: Block) -> float:
-            return float(np.sum(b.weights * fam.unit_deviance(b.y, b.offset + intercept)))
+            # without an offset eta is one number: the link's logs once, broadcast over y
+            eta = (np.array([b.offset[0] + intercept]) if _is_constant(b.offset)
+                   else b.offset + intercept)
+            return float(np.sum(b.weights * fam.unit_deviance(b.y, eta)))
 
         return self.blocks(constant(1.0, self.data.nrows)[:, None]).reduce(dev, 0.0)
 
