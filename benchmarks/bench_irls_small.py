@@ -102,7 +102,7 @@ def main() -> None:
     for k in keys:
         med = [statistics.median(x[k][0] for x in rounds[r]) for r in roots]
         its = [rounds[r][0][k][1] for r in roots]
-        line = f"{k:<22}" + "".join(f"{m:>12.1f} ({i:>2})" for m, i in zip(med, its))
+        line = f"{k:<22}" + "".join(f"{m:>12.1f} ({i:>2})" for m, i in zip(med, its, strict=True))
         if len(roots) == 2:
             line += f"   {med[1] / med[0]:>6.2f}"
         print(line, flush=True)

@@ -13,6 +13,7 @@ Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.6.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,10 +56,12 @@ def _inside(mu: np.ndarray, interval: tuple[float, float], frac: float = 1e-3) -
     a link with a narrower range than the family's mean space (robust logit, logit for a
     Poisson) could not map them to a linear predictor. Means already inside are unchanged."""
     lo, hi = interval
-    width = hi - lo if np.isfinite(hi - lo) else 1.0
-    if lo > -np.inf:
+    width = hi - lo if math.isfinite(hi - lo) else 1.0
+    # the extremes first (fmin/fmax skip NaN): usually every mean is inside, nothing replaced
+    mu = np.asarray(mu)
+    if lo > -np.inf and mu.size and np.fmin.reduce(mu, axis=None) <= lo:
         mu = np.where(mu <= lo, lo + frac * width, mu)
-    if hi < np.inf:
+    if hi < np.inf and mu.size and np.fmax.reduce(mu, axis=None) >= hi:
         mu = np.where(mu >= hi, hi - frac * width, mu)
     return mu
 
@@ -182,11 +185,7 @@ class Family(ABC):
         per unit of eta (so that ``w z = w (eta - offset) + u``), ``deviance`` the weighted sum of
         unit deviances.
         """
-        w = weights * (self.observed_weights(y, eta) if observed else self.working_weights(eta))
-        with np.errstate(invalid="ignore"):
-            u = weights * self.score_ratio(eta) * (y - self.link.inverse(eta))
-        dev = float(np.sum(weights * self.unit_deviance(y, eta)))
-        return w, u, dev
+        return self._terms(y, weights)(eta, observed)
 
     def terms_for(self, y: np.ndarray, weights: np.ndarray) -> Terms:
         """:meth:`irls_terms` at a fixed response and fixed weights, as
@@ -206,11 +205,51 @@ class Family(ABC):
         -------
         callable
         """
+        if type(self).irls_terms is not Family.irls_terms:  # a subclass's own terms
+            def own(eta: np.ndarray, observed: bool = False):
+                return self.irls_terms(y, eta, weights, observed=observed)
+
+            return own
+        return self._terms(y, weights)
+
+    def _terms(self, y: np.ndarray, weights: np.ndarray) -> Terms:
+        """The family's own :meth:`terms_for` (what :meth:`irls_terms` evaluates)."""
+        link, ones = self.link, _all_ones(weights)
+        shared = (type(self).working_weights is Family.working_weights
+                  and type(self).score_ratio is Family.score_ratio)
+        unit_deviance = self.unit_deviance_for(y)
 
         def terms(eta: np.ndarray, observed: bool = False):
-            return self.irls_terms(y, eta, weights, observed=observed)
+            if not shared:  # as written: a subclass's own weights or ratio
+                w = self.observed_weights(y, eta) if observed else self.working_weights(eta)
+                with np.errstate(invalid="ignore"):
+                    u = weights * self.score_ratio(eta) * (y - link.inverse(eta))
+                return weights * w, u, float(np.add.reduce(weights * unit_deviance(eta)))
+            # working_weights and score_ratio from one log mu' and one log V, at eta capped at
+            # +-_ETA_MAX (a copy only where the cap binds)
+            clipped = eta.size > 0 and (np.minimum.reduce(eta) < -_ETA_MAX
+                                        or np.maximum.reduce(eta) > _ETA_MAX)
+            etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
+            with np.errstate(over="ignore", invalid="ignore"):
+                log_me, log_v = link.log_mu_eta(etac), self.log_variance(etac)
+                w = self.observed_weights(y, eta) if observed else np.exp(2.0 * log_me - log_v)
+                ratio = np.exp(log_me - log_v)
+                if ones:
+                    u = ratio * (y - link.inverse(eta))
+                    return w, u, float(np.add.reduce(unit_deviance(eta)))
+                u = weights * ratio * (y - link.inverse(eta))
+            return weights * w, u, float(np.add.reduce(weights * unit_deviance(eta)))
 
         return terms
+
+    def unit_deviance_for(self, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`unit_deviance` at a fixed response, as ``unit(eta)`` (for
+        :meth:`terms_for`: a family may work out its response's share once)."""
+
+        def unit(eta: np.ndarray) -> np.ndarray:
+            return self.unit_deviance(y, eta)
+
+        return unit
 
     def scaled_residual(self, y: np.ndarray, eta: np.ndarray, log_scale: np.ndarray
                         ) -> np.ndarray:
@@ -288,13 +327,6 @@ def _logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
     return terms
 
 
-def _logit_irls_terms(
-    y: np.ndarray, eta: np.ndarray, weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Binomial-logit IRLS terms (:func:`_logit_terms_for`)."""
-    return _logit_terms_for(y, weights)(eta)
-
-
 @dataclass(frozen=True, repr=False)
 class Binomial(Family):
     """Binomial family for 0/1 responses or proportions (``var_weights`` = number of trials).
@@ -320,14 +352,9 @@ class Binomial(Family):
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
         return _binomial_deviance(y, lm, l1m)
 
-    def irls_terms(self, y, eta, weights, observed=False):
-        """As :meth:`Family.irls_terms`, with log mu and log(1 - mu) evaluated once (the
-        generic version evaluates them four to six times); the logit link has a closed form."""
-        return self.terms_for(y, weights)(eta, observed)
-
-    def terms_for(self, y, weights):
-        if type(self).irls_terms is not Binomial.irls_terms:  # a subclass's own terms
-            return super().terms_for(y, weights)
+    def _terms(self, y, weights):
+        """As :meth:`Family._terms`, with log mu and log(1 - mu) evaluated once (the generic
+        version evaluates them four to six times); the logit link has a closed form."""
         if type(self.link) is L.Logit:  # exactly the logit (not a subclass): closed form
             return _logit_terms_for(y, weights)
         link = self.link
@@ -337,11 +364,13 @@ class Binomial(Family):
         saturated = None
         if ((y > 0) & (y < 1)).any():  # proportions
             saturated = 2.0 * (special.xlogy(y, y) + special.xlogy(one_minus_y, one_minus_y))
+        binary = saturated is None  # every y is 0 or 1: y log mu is log mu or masked
 
         def terms(eta, observed=False):
             lm, l1m = link.log_inverse(eta), link.log_inverse_c(eta)
             # the weights use eta capped at +-_ETA_MAX, as Family.working_weights
-            clipped = eta.size > 0 and (eta.min() < -_ETA_MAX or eta.max() > _ETA_MAX)
+            clipped = eta.size > 0 and (np.minimum.reduce(eta) < -_ETA_MAX
+                                        or np.maximum.reduce(eta) > _ETA_MAX)
             etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
             log_v = self.log_variance(etac) if clipped else None
             log_me = link.log_mu_eta(etac)
@@ -349,22 +378,30 @@ class Binomial(Family):
             if observed:
                 mu_c = link.inverse(etac) if clipped else mu
                 dlog = link.dlog_mu_eta(etac)
-            # a wild trial step: inf or NaN deviance, then step-halving
+            # a wild trial step: inf or NaN deviance, then step-halving. In place only into
+            # arrays made here: a link may return its argument (the log link's log mu is eta)
             with np.errstate(over="ignore", invalid="ignore"):
-                unit = -2.0 * (np.where(no_success, 0.0, y * lm)
-                               + np.where(no_failure, 0.0, one_minus_y * l1m))
+                unit = np.where(no_success, 0.0, lm if binary else y * lm)
+                unit += np.where(no_failure, 0.0, l1m if binary else one_minus_y * l1m)
+                unit *= -2.0
                 if saturated is not None:
                     unit += saturated
-                dev = float(np.sum(unit if ones else weights * unit))
+                dev = float(np.add.reduce(unit if ones else weights * unit))
                 if log_v is None:
                     log_v = lm + l1m
-                w = np.exp(2.0 * log_me - log_v)
-                ratio = np.exp(log_me - log_v)
+                w = 2.0 * log_me
+                w -= log_v
+                np.exp(w, out=w)
+                ratio = np.subtract(log_me, log_v)
+                np.exp(ratio, out=ratio)
                 if observed:  # as Family.observed_weights
                     w = w - (y - mu_c) * (ratio * dlog - ratio * ratio * self.dvariance(mu_c))
+                u = y - mu
                 if ones:
-                    return w, ratio * (y - mu), dev
-                return weights * w, weights * ratio * (y - mu), dev
+                    u *= ratio
+                    return w, u, dev
+                u *= weights * ratio
+                return np.multiply(weights, w, out=w), u, dev
 
         return terms
 
@@ -414,6 +451,23 @@ class Poisson(Family):
     def unit_deviance(self, y, eta):
         mu = self.link.inverse(eta)
         return 2.0 * (special.xlogy(y, y) - _xlogy_safe(y, self.link.log_inverse(eta)) - y + mu)
+
+    def unit_deviance_for(self, y):
+        if type(self).unit_deviance is not Poisson.unit_deviance:
+            return super().unit_deviance_for(y)
+        saturated, zero = special.xlogy(y, y), y == 0  # y log y, and where y log mu is 0
+
+        def unit(eta):  # as unit_deviance
+            mu = self.link.inverse(eta)
+            log_mu = self.link.log_inverse(eta)
+            with np.errstate(invalid="ignore"):
+                out = saturated - np.where(zero, 0.0, y * log_mu)
+            out -= y
+            out += mu
+            out *= 2.0
+            return out
+
+        return unit
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
         mu = self.link.inverse(eta)

@@ -95,7 +95,7 @@ def shift_from_gram(gram: np.ndarray, intercept: int | None) -> np.ndarray | Non
         mean = gram[intercept] / total
         needed = 11.0 * mean * mean > 10.0 * (gram.diagonal() / total)
     mean[: intercept + 1] = 0.0
-    if not np.isfinite(mean).all() or not needed[intercept + 1 :].any():
+    if not needed[intercept + 1 :].any() or not np.isfinite(mean).all():
         return None
     return mean
 
