@@ -48,7 +48,7 @@ class _Scratch(threading.local):
 def _block_gram(xb: np.ndarray, wb: np.ndarray, out: np.ndarray) -> np.ndarray:
     """xb' diag(wb) xb; ``out`` (xb's shape) takes the weighted block (``out`` may be ``xb``
     itself when the caller owns it: it is then overwritten)."""
-    if not wb.size or wb.min() >= 0:  # (NaN fails, as a negative weight)
+    if not wb.size or np.minimum.reduce(wb) >= 0:  # (NaN fails, as a negative weight)
         xs = np.multiply(xb, np.sqrt(wb)[:, None], out=out)
         return xs.T @ xs  # NumPy calls syrk for A.T @ A
     if out is xb:  # signed weights need the unweighted block too

@@ -548,7 +548,7 @@ def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:
     known = [np.inf, -np.inf]  # an interval found valid (empty at first)
 
     def valid(eta: np.ndarray) -> bool:
-        lo, hi = eta.min(), eta.max()
+        lo, hi = np.minimum.reduce(eta), np.maximum.reduce(eta)  # eta.min(), eta.max()
         if known[0] <= lo and hi <= known[1]:  # NaN compares False: checked in full
             return True
         if -1e300 < lo and hi < 1e300:  # (NaN fails) no overflow below
