@@ -51,8 +51,9 @@ def _unit_diagonal(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``(D^-1/2 gram D^-1/2, sqrt(diag(gram)))`` with ``D = diag(gram)``: None unless every
     diagonal entry is positive and every entry finite.
 
-    (Small systems are solved a few times per fit: method calls such as ``ndarray.all`` and
-    ``d[:, None] * d``, the product ``np.outer`` makes, cost a fraction of the functions.)
+    (Method calls such as ``ndarray.all`` and ``d[:, None] * d``, the product ``np.outer``
+    forms, rather than the ``np.all``/``np.outer`` functions: a small fit solves a few p x p
+    systems per iteration, and the functions' wrappers cost more than their arithmetic.)
     """
     diag = gram.diagonal()
     if not (diag > 0).all() or not np.isfinite(gram).all():

@@ -239,13 +239,13 @@ def fused_pass(
     low : ndarray
         With ``extremes`` only: the minimum of its values over the blocks.
     """
-    p = blocks.n_cols
     if isinstance(blocks, OneBlock):  # one block in memory: its share is the result
         b = blocks.block
         if shift is None:
             return _fused_block(b, b.X, np.empty(b.X.shape), eta, terms, coef, extremes)
         xc = np.subtract(b.X, shift, out=np.empty(b.X.shape))
         return _fused_block(b, xc, xc, eta, terms, coef, extremes)
+    p = blocks.n_cols
     scratch = _Scratch(p)
     spare = _Scratch(p)
 
