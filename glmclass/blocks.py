@@ -213,6 +213,17 @@ class RowBlocks(ABC):
     def intercept_only(self) -> RowBlocks:
         """The same rows (y, weights, offset) with a design of one column of ones."""
 
+    def gathered(self) -> RowBlocks:
+        """The same rows as a source a solver can make many cheap passes over: a
+        :class:`OneBlock` when the rows are in memory and fit in one block, else ``self``.
+
+        A small fit makes a handful of passes whose arithmetic costs microseconds, so the block
+        iteration (and the gathering of rows kept by :meth:`take_rows`) would be redone for
+        little; the passes over the returned source see the same block, with the same values,
+        as those over ``self``.
+        """
+        return self
+
 
 class ArrayBlocks(RowBlocks):
     """Rows of in-memory arrays, read as consecutive slices.
@@ -333,5 +344,65 @@ class ArrayBlocks(RowBlocks):
         ones = np.broadcast_to(np.float64(1.0), (self._X.shape[0], 1))
         return self._derived(_X=ones, _cols=None)
 
+    def gathered(self) -> RowBlocks:
+        if not 0 < self.n_rows <= self.rows:
+            return self
+        return OneBlock(next(self._blocks()), self)
+
     def __repr__(self) -> str:
         return f"<ArrayBlocks: {self.n_rows} x {self.n_cols}, {self.rows} rows per block>"
+
+
+class OneBlock(RowBlocks):
+    """A source of one block of rows held in memory (:meth:`RowBlocks.gathered`).
+
+    Its passes call the block function once on the same :class:`Block`, without iterating
+    over a source; what derives new sources (:meth:`take_rows`, ...) asks the source it came
+    from.
+
+    Parameters
+    ----------
+    block : Block
+        All the rows (at least one).
+    source : RowBlocks
+        The source over the same rows.
+    """
+
+    def __init__(self, block: Block, source: RowBlocks) -> None:
+        self.block = block
+        self._source = source
+        self.sample_hessians = source.sample_hessians
+
+    @property
+    def n_rows(self) -> int:
+        return self.block.X.shape[0]
+
+    @property
+    def n_cols(self) -> int:
+        return self.block.X.shape[1]
+
+    def reduce(self, fn: Callable[[Block], T], zero: T,
+               combine: Callable[[T, T], T] = add) -> T:
+        if combine is add:  # as ArrayBlocks.reduce: the same sums
+            return _add_into(_owned(zero), fn(self.block))
+        return combine(zero, fn(self.block))
+
+    def map(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
+        return np.array(fn(self.block))  # a copy: fn may return a view of the rows
+
+    def take_columns(self, keep: np.ndarray) -> RowBlocks:
+        taken = self._source.take_columns(keep)
+        return self if taken is self._source else taken.gathered()
+
+    def take_rows(self, mask: np.ndarray) -> RowBlocks:
+        taken = self._source.take_rows(mask)
+        return self if taken is self._source else taken.gathered()
+
+    def intercept_only(self) -> RowBlocks:
+        return self._source.intercept_only().gathered()
+
+    def gathered(self) -> RowBlocks:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<OneBlock: {self.n_rows} x {self.n_cols}, of {self._source!r}>"

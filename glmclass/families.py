@@ -13,7 +13,9 @@ Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.6.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -24,6 +26,18 @@ from . import links as L
 
 # |eta| above which the double-exponential links overflow; as R's cloglog mu.eta (pmin(eta, 700))
 _ETA_MAX = 700.0
+
+#: ``terms(eta, observed) -> (w, u, deviance)``: :meth:`Family.irls_terms` at a fixed response
+#: and fixed weights (:meth:`Family.terms_for`).
+Terms = Callable[..., tuple[np.ndarray, np.ndarray, float]]
+
+
+def _all_ones(weights: np.ndarray) -> bool:
+    """Whether every weight is exactly 1, so that multiplying by the weights changes nothing
+    (the default weights are a broadcast view of one cell: one comparison)."""
+    if weights.ndim == 1 and weights.strides == (0,) and weights.shape[0]:
+        return bool(weights[0] == 1.0)
+    return bool((weights == 1.0).all())
 
 
 def _xlogy_safe(y: np.ndarray, logx: np.ndarray) -> np.ndarray:
@@ -42,10 +56,12 @@ def _inside(mu: np.ndarray, interval: tuple[float, float], frac: float = 1e-3) -
     a link with a narrower range than the family's mean space (robust logit, logit for a
     Poisson) could not map them to a linear predictor. Means already inside are unchanged."""
     lo, hi = interval
-    width = hi - lo if np.isfinite(hi - lo) else 1.0
-    if lo > -np.inf:
+    width = hi - lo if math.isfinite(hi - lo) else 1.0
+    # the extremes first (fmin/fmax skip NaN): usually every mean is inside, nothing replaced
+    mu = np.asarray(mu)
+    if lo > -np.inf and mu.size and np.fmin.reduce(mu, axis=None) <= lo:
         mu = np.where(mu <= lo, lo + frac * width, mu)
-    if hi < np.inf:
+    if hi < np.inf and mu.size and np.fmax.reduce(mu, axis=None) >= hi:
         mu = np.where(mu >= hi, hi - frac * width, mu)
     return mu
 
@@ -145,7 +161,7 @@ class Family(ABC):
         # log(1 - mu) are monotone in eta), so the two extremes decide: no pass over all of eta
         ends = np.array([eta.min(), eta.max()])
         with np.errstate(all="ignore"):
-            return bool(np.all(np.isfinite(self.log_variance(ends))))
+            return bool(np.isfinite(self.log_variance(ends)).all())
 
     def score_ratio(self, eta: np.ndarray) -> np.ndarray:
         """mu'(eta) / V(mu): the factor of (y - mu) in the score."""
@@ -169,11 +185,71 @@ class Family(ABC):
         per unit of eta (so that ``w z = w (eta - offset) + u``), ``deviance`` the weighted sum of
         unit deviances.
         """
-        w = weights * (self.observed_weights(y, eta) if observed else self.working_weights(eta))
-        with np.errstate(invalid="ignore"):
-            u = weights * self.score_ratio(eta) * (y - self.link.inverse(eta))
-        dev = float(np.sum(weights * self.unit_deviance(y, eta)))
-        return w, u, dev
+        return self._terms(y, weights)(eta, observed)
+
+    def terms_for(self, y: np.ndarray, weights: np.ndarray) -> Terms:
+        """:meth:`irls_terms` at a fixed response and fixed weights, as
+        ``terms(eta, observed=False) -> (w, u, deviance)``.
+
+        A fit over rows held as one block evaluates the terms at a handful of linear predictors
+        of the same rows; what depends on ``y`` and ``weights`` alone (which responses are
+        proportions, the saturated deviance, whether every weight is 1) is then worked out once
+        here instead of at every pass. The results are those of :meth:`irls_terms`, to the bit.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+        weights : ndarray of shape (n,)
+
+        Returns
+        -------
+        callable
+        """
+        if type(self).irls_terms is not Family.irls_terms:  # a subclass's own terms
+            def own(eta: np.ndarray, observed: bool = False):
+                return self.irls_terms(y, eta, weights, observed=observed)
+
+            return own
+        return self._terms(y, weights)
+
+    def _terms(self, y: np.ndarray, weights: np.ndarray) -> Terms:
+        """The family's own :meth:`terms_for` (what :meth:`irls_terms` evaluates)."""
+        link, ones = self.link, _all_ones(weights)
+        shared = (type(self).working_weights is Family.working_weights
+                  and type(self).score_ratio is Family.score_ratio)
+        unit_deviance = self.unit_deviance_for(y)
+
+        def terms(eta: np.ndarray, observed: bool = False):
+            if not shared:  # as written: a subclass's own weights or ratio
+                w = self.observed_weights(y, eta) if observed else self.working_weights(eta)
+                with np.errstate(invalid="ignore"):
+                    u = weights * self.score_ratio(eta) * (y - link.inverse(eta))
+                return weights * w, u, float(np.add.reduce(weights * unit_deviance(eta)))
+            # working_weights and score_ratio from one log mu' and one log V, at eta capped at
+            # +-_ETA_MAX (a copy only where the cap binds)
+            clipped = eta.size > 0 and (np.minimum.reduce(eta) < -_ETA_MAX
+                                        or np.maximum.reduce(eta) > _ETA_MAX)
+            etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
+            with np.errstate(over="ignore", invalid="ignore"):
+                log_me, log_v = link.log_mu_eta(etac), self.log_variance(etac)
+                w = self.observed_weights(y, eta) if observed else np.exp(2.0 * log_me - log_v)
+                ratio = np.exp(log_me - log_v)
+                if ones:
+                    u = ratio * (y - link.inverse(eta))
+                    return w, u, float(np.add.reduce(unit_deviance(eta)))
+                u = weights * ratio * (y - link.inverse(eta))
+            return weights * w, u, float(np.add.reduce(weights * unit_deviance(eta)))
+
+        return terms
+
+    def unit_deviance_for(self, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`unit_deviance` at a fixed response, as ``unit(eta)`` (for
+        :meth:`terms_for`: a family may work out its response's share once)."""
+
+        def unit(eta: np.ndarray) -> np.ndarray:
+            return self.unit_deviance(y, eta)
+
+        return unit
 
     def scaled_residual(self, y: np.ndarray, eta: np.ndarray, log_scale: np.ndarray
                         ) -> np.ndarray:
@@ -209,27 +285,46 @@ def _binomial_deviance(y: np.ndarray, lm: np.ndarray, l1m: np.ndarray) -> np.nda
     return dev
 
 
-def _logit_irls_terms(
-    y: np.ndarray, eta: np.ndarray, weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, float]:
+def _logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
     """Binomial-logit IRLS terms from one ``exp`` and one ``log1p`` per observation.
 
     With ``e = exp(-|eta|)``: ``mu (1 - mu) = e / (1 + e)^2`` and the log-likelihood
     ``y log mu + (1 - y) log(1 - mu) = y eta - max(eta, 0) - log1p(e)`` (scipy's ``log_expit``
     rearranged). ``|eta|`` is capped at 700 as in :meth:`Family.working_weights`; the cap changes
-    the log-likelihood by less than 1e-300.
+    the log-likelihood by less than 1e-300. The saturated deviance (zero for 0/1 responses) and
+    whether the weights are all 1 depend on ``y`` and ``weights`` only: found here, once.
     """
-    e = np.exp(-np.minimum(np.abs(eta), _ETA_MAX))
-    ope = 1.0 + e
-    mu = np.where(eta >= 0, 1.0, e) / ope
-    w = weights * (e / (ope * ope))
-    u = weights * (y - mu)
-    loglik = y * eta - np.maximum(eta, 0.0) - np.log1p(e)
-    dev = -2.0 * float(weights @ loglik)
-    frac = (y > 0) & (y < 1)
-    if frac.any():  # saturated term of proportions (zero for 0/1 responses)
-        dev += 2.0 * float(weights @ (special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)))
-    return w, u, dev
+    ones = _all_ones(weights)
+    saturated = None
+    if ((y > 0) & (y < 1)).any():  # proportions
+        saturated = 2.0 * float(weights @ (special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)))
+
+    def terms(eta: np.ndarray, observed: bool = False):  # canonical: observed = expected
+        # in place where a temporary is ours: at a few hundred rows the allocations cost as
+        # much as the arithmetic
+        eta = np.asarray(eta, dtype=float)
+        e = np.abs(eta)
+        np.minimum(e, _ETA_MAX, out=e)
+        np.negative(e, out=e)
+        np.exp(e, out=e)  # exp(-min(|eta|, 700))
+        ope = e + 1.0
+        mu = np.where(eta >= 0, 1.0, e)
+        mu /= ope
+        w = np.multiply(ope, ope, out=ope)
+        np.divide(e, w, out=w)  # e / (1 + e)^2 = mu (1 - mu)
+        u = np.subtract(y, mu, out=mu)
+        if not ones:
+            np.multiply(weights, w, out=w)
+            np.multiply(weights, u, out=u)
+        loglik = y * eta
+        loglik -= np.maximum(eta, 0.0)
+        loglik -= np.log1p(e, out=e)
+        dev = -2.0 * float(weights @ loglik)
+        if saturated is not None:
+            dev += saturated
+        return w, u, dev
+
+    return terms
 
 
 @dataclass(frozen=True, repr=False)
@@ -257,30 +352,58 @@ class Binomial(Family):
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
         return _binomial_deviance(y, lm, l1m)
 
-    def irls_terms(self, y, eta, weights, observed=False):
-        """As :meth:`Family.irls_terms`, with log mu and log(1 - mu) evaluated once (the
-        generic version evaluates them four to six times); the logit link has a closed form."""
+    def _terms(self, y, weights):
+        """As :meth:`Family._terms`, with log mu and log(1 - mu) evaluated once (the generic
+        version evaluates them four to six times); the logit link has a closed form."""
         if type(self.link) is L.Logit:  # exactly the logit (not a subclass): closed form
-            return _logit_irls_terms(y, eta, weights)
-        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
-        with np.errstate(over="ignore"):  # a wild trial step: inf deviance, then step-halving
-            dev = float(np.sum(weights * _binomial_deviance(y, lm, l1m)))
-        # the weights use eta capped at +-_ETA_MAX, as Family.working_weights/observed_weights
-        clipped = eta.size > 0 and (eta.min() < -_ETA_MAX or eta.max() > _ETA_MAX)
-        etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
-        log_v = self.log_variance(etac) if clipped else lm + l1m
-        log_me = self.link.log_mu_eta(etac)
-        with np.errstate(over="ignore"):
-            w = np.exp(2.0 * log_me - log_v)
-            ratio = np.exp(log_me - log_v)
-        mu = self.link.inverse(eta)
-        if observed:  # as Family.observed_weights
-            mu_c = self.link.inverse(etac) if clipped else mu
-            w = w - (y - mu_c) * (ratio * self.link.dlog_mu_eta(etac)
-                                  - ratio * ratio * self.dvariance(mu_c))
-        with np.errstate(invalid="ignore"):
-            u = weights * ratio * (y - mu)
-        return weights * w, u, dev
+            return _logit_terms_for(y, weights)
+        link = self.link
+        ones = _all_ones(weights)
+        one_minus_y = 1.0 - y
+        no_success, no_failure = y == 0, one_minus_y == 0  # where y log mu, (1-y) log(1-mu) are 0
+        saturated = None
+        if ((y > 0) & (y < 1)).any():  # proportions
+            saturated = 2.0 * (special.xlogy(y, y) + special.xlogy(one_minus_y, one_minus_y))
+        binary = saturated is None  # every y is 0 or 1: y log mu is log mu or masked
+
+        def terms(eta, observed=False):
+            lm, l1m = link.log_inverse(eta), link.log_inverse_c(eta)
+            # the weights use eta capped at +-_ETA_MAX, as Family.working_weights
+            clipped = eta.size > 0 and (np.minimum.reduce(eta) < -_ETA_MAX
+                                        or np.maximum.reduce(eta) > _ETA_MAX)
+            etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
+            log_v = self.log_variance(etac) if clipped else None
+            log_me = link.log_mu_eta(etac)
+            mu = link.inverse(eta)
+            if observed:
+                mu_c = link.inverse(etac) if clipped else mu
+                dlog = link.dlog_mu_eta(etac)
+            # a wild trial step: inf or NaN deviance, then step-halving. In place only into
+            # arrays made here: a link may return its argument (the log link's log mu is eta)
+            with np.errstate(over="ignore", invalid="ignore"):
+                unit = np.where(no_success, 0.0, lm if binary else y * lm)
+                unit += np.where(no_failure, 0.0, l1m if binary else one_minus_y * l1m)
+                unit *= -2.0
+                if saturated is not None:
+                    unit += saturated
+                dev = float(np.add.reduce(unit if ones else weights * unit))
+                if log_v is None:
+                    log_v = lm + l1m
+                w = 2.0 * log_me
+                w -= log_v
+                np.exp(w, out=w)
+                ratio = np.subtract(log_me, log_v)
+                np.exp(ratio, out=ratio)
+                if observed:  # as Family.observed_weights
+                    w = w - (y - mu_c) * (ratio * dlog - ratio * ratio * self.dvariance(mu_c))
+                u = y - mu
+                if ones:
+                    u *= ratio
+                    return w, u, dev
+                u *= weights * ratio
+                return np.multiply(weights, w, out=w), u, dev
+
+        return terms
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
         n = var_weights
@@ -328,6 +451,23 @@ class Poisson(Family):
     def unit_deviance(self, y, eta):
         mu = self.link.inverse(eta)
         return 2.0 * (special.xlogy(y, y) - _xlogy_safe(y, self.link.log_inverse(eta)) - y + mu)
+
+    def unit_deviance_for(self, y):
+        if type(self).unit_deviance is not Poisson.unit_deviance:
+            return super().unit_deviance_for(y)
+        saturated, zero = special.xlogy(y, y), y == 0  # y log y, and where y log mu is 0
+
+        def unit(eta):  # as unit_deviance
+            mu = self.link.inverse(eta)
+            log_mu = self.link.log_inverse(eta)
+            with np.errstate(invalid="ignore"):
+                out = saturated - np.where(zero, 0.0, y * log_mu)
+            out -= y
+            out += mu
+            out *= 2.0
+            return out
+
+        return unit
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
         mu = self.link.inverse(eta)

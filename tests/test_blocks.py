@@ -12,6 +12,7 @@ from glmclass.blocks import (
     MAX_BLOCK_ROWS,
     ArrayBlocks,
     Block,
+    OneBlock,
     RowBlocks,
     add,
     block_rows,
@@ -259,3 +260,59 @@ def test_results_do_not_depend_on_the_block_size(rows):
 
     for got, ref in zip(everything(rows), everything(None), strict=True):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * np.max(np.abs(ref)))
+
+
+# --- a small source gathered into one block ---------------------------------------------------
+
+@pytest.mark.parametrize("rows", [N - 1, N, None])
+def test_gathered_is_one_block_exactly_when_the_rows_fit_in_one(rows):
+    src = ArrayBlocks(X, Y, W, OFF, rows=rows)
+    one = src.gathered()
+    if rows == N - 1:
+        assert one is src
+        return
+    assert isinstance(one, OneBlock) and one.gathered() is one
+    assert (one.n_rows, one.n_cols, one.sample_hessians) == (N, P, src.sample_hessians)
+    b = one.block
+    for got, ref in ((b.X, X), (b.y, Y), (b.weights, W), (b.offset, OFF)):
+        np.testing.assert_array_equal(got, ref)
+    assert b.start == 0 and np.shares_memory(b.X, X)  # a view: nothing copied
+    assert ArrayBlocks(np.empty((0, 3))).gathered().n_rows == 0  # no rows: no block
+
+
+def test_a_gathered_source_reduces_and_maps_as_its_source():
+    mask = RNG.random(N) < 0.7
+    for src in (ArrayBlocks(X, Y, W, OFF), ArrayBlocks(X, Y).take_rows(mask).take_columns(
+            np.array([True, False, True, True, True]))):
+        one = src.gathered()
+        assert isinstance(one, OneBlock)
+        coef = np.linspace(-0.4, 0.4, src.n_cols)
+
+        def terms(b, e):
+            return F.Binomial().irls_terms(b.y, e, b.weights)
+
+        for a, b in zip(fused_pass(one, None, terms, coef=coef),
+                        fused_pass(src, None, terms, coef=coef), strict=True):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+        assert one.reduce(lambda b: b.X.sum(), 0.0) == src.reduce(lambda b: b.X.sum(), 0.0)
+        assert one.reduce(lambda b: [b.start], [], lambda a, b: a + b) == [0]
+        eta = one.linear_predictor(coef)
+        np.testing.assert_array_equal(eta, src.linear_predictor(coef))
+        ys = one.map(lambda b: b.y)
+        ys[:] = -1.0  # map's output is the caller's: the rows are untouched
+        assert not np.any(one.block.y == -1.0)
+
+
+def test_a_gathered_source_derives_sources_as_its_source():
+    src = ArrayBlocks(X, Y, W, OFF)
+    one = src.gathered()
+    mask = np.arange(N) % 4 > 0
+    keep = np.array([True, True, False, True, False])
+    assert one.take_rows(np.ones(N, bool)) is one and one.take_columns(np.ones(P, bool)) is one
+    for got, ref in ((one.take_rows(mask), src.take_rows(mask)),
+                     (one.take_columns(keep), src.take_columns(keep)),
+                     (one.intercept_only(), src.intercept_only())):
+        assert isinstance(got, OneBlock)
+        for a, b in zip(spans(got) + [got.map(lambda b: b.X)],
+                        spans(ref) + [ref.map(lambda b: b.X)], strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 import glmclass as gc
 from glmclass import families as F
@@ -344,3 +344,77 @@ def test_scaled_residual_in_the_binomial_tails():
     np.testing.assert_allclose(r[[0, 3]], np.array([-1.0, 1.0]) / 60 * (1 - 1 / 3600 + 3 / 3600**2),
                                rtol=1e-9)
     assert r[1] > 1e300 and r[2] < -1e300  # misclassified tails are huge, not NaN
+
+
+# --- terms at a fixed response: the same bits as the formulas --------------------------------
+def _reference_terms(fam, y, eta, w, observed):
+    """irls_terms as the formulas read (the generic family's definition, before any sharing),
+    and the logit's closed form as first written."""
+    if type(fam.link) is L.Logit:
+        e = np.exp(-np.minimum(np.abs(eta), 700.0))
+        ope = 1.0 + e
+        mu = np.where(eta >= 0, 1.0, e) / ope
+        loglik = y * eta - np.maximum(eta, 0.0) - np.log1p(e)
+        dev = -2.0 * float(w @ loglik)
+        if ((y > 0) & (y < 1)).any():
+            dev += 2.0 * float(w @ (special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)))
+        return w * (e / (ope * ope)), w * (y - mu), dev
+    wt = w * (fam.observed_weights(y, eta) if observed else fam.working_weights(eta))
+    with np.errstate(invalid="ignore", over="ignore"):
+        u = w * fam.score_ratio(eta) * (y - fam.link.inverse(eta))
+        dev = float(np.sum(w * fam.unit_deviance(y, eta)))
+    return wt, u, dev
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=fam_id)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("observed", [False, True])
+def test_terms_for_gives_the_bits_of_the_formulas(fam, weighted, observed):
+    eta, y, w = case(fam, 60)
+    if fam.name == "Binomial":  # 0/1 responses too, and the capped tails of |eta| > 700
+        y = np.where(np.arange(60) % 3 == 0, y, np.round(y))
+        if fam.link_stays_inside:
+            eta[:3] = [-800.0, 750.0, 40.0]
+    w = w if weighted else np.ones_like(w)
+    terms = fam.terms_for(y, w)
+    for _ in range(2):  # the prepared terms can be called again
+        got = terms(eta.copy(), observed)
+        ref = _reference_terms(fam, y, eta, w, observed)
+        for g, r in zip(got[:2], ref[:2], strict=True):
+            assert g.tobytes() == r.tobytes()
+        assert got[2] == ref[2] or (np.isnan(got[2]) and np.isnan(ref[2]))
+    wt, u, dev = fam.irls_terms(y, eta, w, observed=observed)
+    assert wt.tobytes() == got[0].tobytes() and u.tobytes() == got[1].tobytes()
+
+
+def test_terms_for_leaves_its_arguments_alone():
+    eta, y, w = case(F.Binomial(), 30)
+    before = [a.copy() for a in (eta, y, w)]
+    for fam in (F.Binomial(), F.Binomial(link=L.Log()), F.Poisson(link=L.Log())):
+        yy = np.round(y) * 3 if fam.name == "Poisson" else y
+        e = -np.abs(eta) - 0.1 if isinstance(fam.link, L.Log) else eta
+        kept = e.copy()
+        fam.terms_for(yy, w)(e, True)
+        np.testing.assert_array_equal(e, kept)  # the log link returns eta itself as log mu
+    for a, b in zip((eta, y, w), before, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_terms_for_uses_a_subclass_s_own_terms_and_weights():
+    @dataclass(frozen=True, repr=False)
+    class Halved(F.Binomial):
+        def irls_terms(self, y, eta, weights, observed=False):
+            w, u, dev = super().irls_terms(y, eta, weights, observed)
+            return w / 2.0, u, dev
+
+    @dataclass(frozen=True, repr=False)
+    class Heavier(F.Poisson):
+        def working_weights(self, eta):
+            return 3.0 * super().working_weights(eta)
+
+    eta, y, w = case(F.Binomial(), 20)
+    np.testing.assert_array_equal(Halved().terms_for(y, w)(eta)[0],
+                                  F.Binomial().irls_terms(y, eta, w)[0] / 2.0)
+    counts = np.arange(20.0)
+    np.testing.assert_array_equal(Heavier().terms_for(counts, w)(eta)[0],
+                                  w * (3.0 * F.Poisson().working_weights(eta)))

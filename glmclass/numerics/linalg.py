@@ -43,8 +43,23 @@ class NotPositiveDefinite(np.linalg.LinAlgError):
 
 
 def _scale(a: np.ndarray) -> np.ndarray:
-    d = np.sqrt(np.abs(np.diag(a)))
+    d = np.sqrt(np.abs(a.diagonal()))
     return np.where(d > 0, d, 1.0)
+
+
+def _unit_diagonal(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(D^-1/2 gram D^-1/2, sqrt(diag(gram)))`` with ``D = diag(gram)``: None unless every
+    diagonal entry is positive and every entry finite.
+
+    (Method calls such as ``ndarray.all`` and ``d[:, None] * d``, the product ``np.outer``
+    forms, rather than the ``np.all``/``np.outer`` functions: a small fit solves a few p x p
+    systems per iteration, and the functions' wrappers cost more than their arithmetic.)
+    """
+    diag = gram.diagonal()
+    if not (diag > 0).all() or not np.isfinite(gram).all():
+        return None
+    d = np.sqrt(diag)
+    return gram / (d[:, None] * d), d
 
 
 def aliased_columns(gram: np.ndarray, tol: float = RANK_TOL) -> np.ndarray:
@@ -109,14 +124,35 @@ def clearly_full_rank(gram: np.ndarray, clear: float = GRAM_CLEAR) -> bool:
     -------
     bool
     """
+    return clear_cholesky(gram, clear) is not None
+
+
+def clear_cholesky(gram: np.ndarray, clear: float = GRAM_CLEAR
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The factor :func:`clearly_full_rank` computes, when it says True: ``(c, d)`` as from
+    :func:`cholesky` (upper triangle; the lower one is not cleared), for :func:`spd_solve`
+    with ``factor=`` (a fit that decides the rank on a Gram then solves with it factors once);
+    None when some pivot is not clear.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (p, p)
+    clear : float
+
+    Returns
+    -------
+    tuple of ndarray or None
+    """
     if gram.shape[0] == 0:
-        return True
-    diag = np.diag(gram)
-    if not np.all(diag > 0) or not np.all(np.isfinite(gram)):
-        return False
-    d = np.sqrt(diag)
-    c, info = _POTRF(gram / np.outer(d, d), lower=0, clean=0, overwrite_a=1)
-    return info == 0 and bool(np.all(np.diag(c) ** 2 > clear))
+        return np.empty((0, 0)), np.empty(0)
+    scaled = _unit_diagonal(gram)
+    if scaled is None:
+        return None
+    c, info = _POTRF(scaled[0], lower=0, clean=0, overwrite_a=1)
+    if info != 0 or not (c.diagonal() ** 2 > clear).all():
+        return None
+    # every pivot clear: the upper triangle is finite (a NaN or inf above a pivot reaches it)
+    return c, scaled[1]
 
 
 def min_pivot(gram: np.ndarray) -> float:
@@ -134,12 +170,11 @@ def min_pivot(gram: np.ndarray) -> float:
     """
     if gram.shape[0] == 0:
         return 1.0
-    diag = np.diag(gram)
-    if not np.all(diag > 0) or not np.all(np.isfinite(gram)):
+    scaled = _unit_diagonal(gram)
+    if scaled is None:
         return 0.0
-    d = np.sqrt(diag)
-    c, info = _POTRF(gram / np.outer(d, d), lower=0, clean=0, overwrite_a=1)
-    return float(np.min(np.diag(c) ** 2)) if info == 0 else 0.0
+    c, info = _POTRF(scaled[0], lower=0, clean=0, overwrite_a=1)
+    return float((c.diagonal() ** 2).min()) if info == 0 else 0.0
 
 
 def aliased_from_r(r: np.ndarray, tol: float = QR_TOL, raw_norms: np.ndarray | None = None,
@@ -197,27 +232,33 @@ def cholesky(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     NotPositiveDefinite
         When the equilibrated matrix is not numerically positive definite.
     """
+    a = np.asarray(a)
     d = _scale(a)
     # LAPACK's potrf directly (what scipy.linalg.cholesky calls): a small fit solves a few
     # p x p systems per iteration, and scipy's argument handling cost more than the solve
-    c, info = _POTRF(a / np.outer(d, d), lower=0, clean=1, overwrite_a=1)
+    c, info = _POTRF(a / (d[:, None] * d), lower=0, clean=1, overwrite_a=1)
     if info > 0:
         raise NotPositiveDefinite(f"{info}-th leading minor not positive definite")
-    if info < 0 or not np.all(np.isfinite(c)):
+    if info < 0 or not np.isfinite(c).all():
         raise NotPositiveDefinite("non-finite Cholesky factor")
     return c, d
 
 
-def spd_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve ``a x = b`` for symmetric positive definite ``a`` through Cholesky."""
+def spd_solve(a: np.ndarray, b: np.ndarray,
+              factor: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Solve ``a x = b`` for symmetric positive definite ``a`` through Cholesky.
+
+    ``factor``, when given, is ``a``'s factor from :func:`cholesky` or :func:`clear_cholesky`
+    (the same numbers: it is not made again).
+    """
     if a.shape[0] == 0:
         return np.array(b, dtype=float)
-    c, d = cholesky(a)
+    c, d = cholesky(a) if factor is None else factor
     with np.errstate(over="ignore", invalid="ignore"):
         bd = b / d if b.ndim == 1 else b / d[:, None]
         x, _ = _POTRS(c, bd, lower=0)
         x = x / d if x.ndim == 1 else x / d[:, None]
-    if not np.all(np.isfinite(x)):  # the factor exists but the solution leaves float range
+    if not np.isfinite(x).all():  # the factor exists but the solution leaves float range
         raise NotPositiveDefinite("numerically singular: the solution overflows")
     return x
 

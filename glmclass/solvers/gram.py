@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
+from ..blocks import Block, OneBlock, RowBlocks
 from .sampled import in_sample
 
 #: ``terms(block, eta) -> (w, wz, objective)``: working weights (r,), weighted working response
@@ -48,7 +48,7 @@ class _Scratch(threading.local):
 def _block_gram(xb: np.ndarray, wb: np.ndarray, out: np.ndarray) -> np.ndarray:
     """xb' diag(wb) xb; ``out`` (xb's shape) takes the weighted block (``out`` may be ``xb``
     itself when the caller owns it: it is then overwritten)."""
-    if np.all(wb >= 0):
+    if not wb.size or np.minimum.reduce(wb) >= 0:  # (NaN fails, as a negative weight)
         xs = np.multiply(xb, np.sqrt(wb)[:, None], out=out)
         return xs.T @ xs  # NumPy calls syrk for A.T @ A
     if out is xb:  # signed weights need the unweighted block too
@@ -93,9 +93,9 @@ def shift_from_gram(gram: np.ndarray, intercept: int | None) -> np.ndarray | Non
     total = gram[intercept, intercept]
     with np.errstate(over="ignore", invalid="ignore"):
         mean = gram[intercept] / total
-        needed = 11.0 * mean * mean > 10.0 * (np.diag(gram) / total)
+        needed = 11.0 * mean * mean > 10.0 * (gram.diagonal() / total)
     mean[: intercept + 1] = 0.0
-    if not np.all(np.isfinite(mean)) or not np.any(needed[intercept + 1 :]):
+    if not needed[intercept + 1 :].any() or not np.isfinite(mean).all():
         return None
     return mean
 
@@ -171,15 +171,29 @@ def column_abs_max(blocks: RowBlocks) -> np.ndarray:
     return blocks.reduce(block_max, np.zeros(blocks.n_cols), np.maximum)
 
 
-def _block_eta(b: Block, shift: np.ndarray | None, scratch: _Scratch, coef: np.ndarray | None,
-               eta: Callable[[Block], np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
-    """The (shifted) block and its linear predictor: ``eta(b)``, else ``Xc @ coef + offset``."""
-    xc = _shifted(b.X, shift, scratch)
+def _block_eta(b: Block, xc: np.ndarray, coef: np.ndarray | None,
+               eta: Callable[[Block], np.ndarray] | None) -> np.ndarray:
+    """The linear predictor of the block: ``eta(b)``, else ``xc @ coef + offset``."""
     if eta is not None:
-        return xc, eta(b)
+        return eta(b)
     e = xc @ coef
     e += b.offset
-    return xc, e
+    return e
+
+
+def _fused_block(b: Block, xc: np.ndarray, out: np.ndarray, eta, terms: BlockTerms,
+                 coef: np.ndarray | None, extremes) -> tuple:
+    """One block's share of :func:`fused_pass` on its (shifted) rows ``xc``; ``out`` (xc's
+    shape) takes the weighted block."""
+    wb, vb, ob = terms(b, _block_eta(b, xc, coef, eta))
+    # a wild trial step can overflow in the Gram; its objective is then inf too and the caller
+    # halves the step, discarding this Gram
+    with np.errstate(over="ignore", invalid="ignore"):
+        rhs = xc.T @ vb  # before the block is weighted (``out`` may be ``xc``)
+        if extremes is None:
+            return ob, _block_gram(xc, wb, out), rhs
+        low = np.asarray(extremes(b, wb), dtype=float)
+        return ob, _block_gram(xc, wb, out), rhs, low
 
 
 def fused_pass(
@@ -225,22 +239,20 @@ def fused_pass(
     low : ndarray
         With ``extremes`` only: the minimum of its values over the blocks.
     """
+    if isinstance(blocks, OneBlock):  # one block in memory: its share is the result
+        b = blocks.block
+        if shift is None:
+            return _fused_block(b, b.X, np.empty(b.X.shape), eta, terms, coef, extremes)
+        xc = np.subtract(b.X, shift, out=np.empty(b.X.shape))
+        return _fused_block(b, xc, xc, eta, terms, coef, extremes)
     p = blocks.n_cols
     scratch = _Scratch(p)
     spare = _Scratch(p)
 
-    # a wild trial step can overflow in the Gram; its objective is then inf too and the caller
-    # halves the step, discarding this Gram
-    def one(b: Block) -> tuple[float, np.ndarray, np.ndarray]:
-        xc, e = _block_eta(b, shift, scratch, coef, eta)
-        wb, vb, ob = terms(b, e)
-        with np.errstate(over="ignore", invalid="ignore"):
-            rhs = xc.T @ vb  # before the block is weighted in place
-            out = xc if shift is not None else spare.get(b.X.shape[0])
-            if extremes is None:
-                return ob, _block_gram(xc, wb, out), rhs
-            low = np.asarray(extremes(b, wb), dtype=float)
-            return ob, _block_gram(xc, wb, out), rhs, low
+    def one(b: Block) -> tuple:
+        xc = _shifted(b.X, shift, scratch)
+        out = xc if shift is not None else spare.get(b.X.shape[0])
+        return _fused_block(b, xc, out, eta, terms, coef, extremes)
 
     def combine(acc, part):
         if acc is None:  # the first partial as it is: no sum with zeros (one block: no sum)
@@ -299,8 +311,8 @@ def score_pass(
     spare = _Scratch(p)
 
     def one(b: Block):
-        xc, e = _block_eta(b, shift, scratch, coef, eta)
-        wb, vb, ob = terms(b, e)
+        xc = _shifted(b.X, shift, scratch)
+        wb, vb, ob = terms(b, _block_eta(b, xc, coef, eta))
         with np.errstate(over="ignore", invalid="ignore"):
             rhs = xc.T @ vb
             if sample <= 0.0:

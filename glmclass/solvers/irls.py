@@ -9,12 +9,13 @@ R Core Team, ``glm.fit`` (stats package): step-halving and the relative-deviance
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
+from ..blocks import Block, OneBlock, RowBlocks
 from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import (
@@ -27,7 +28,7 @@ from ..numerics.linalg import (
 )
 from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
-from .rank import aliased_design_columns, gram_decides
+from .rank import aliased_design_columns, deciding_factor, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
 
@@ -190,6 +191,7 @@ def irls(
     costs iterations, not digits. The aliased columns are decided on the first step's design
     as in R (:func:`~glmclass.solvers.rank.aliased_design_columns`).
     """
+    blocks = blocks.gathered()  # a small source: one block, read once for every pass
     shift = None
     for _ in range(3):
         frame = _Frame(shift, intercept, penalty)
@@ -253,9 +255,15 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     observed = control.hessian == "observed"
     valid = _domain_check(family)
     shift, penalty = frame.shift, frame.penalty_gamma()
+    # rows held as one block: what the terms need of y and the weights is found once
+    single = blocks.block if isinstance(blocks, OneBlock) else None
+    single_terms = None if single is None else family.terms_for(single.y, single.weights)
 
     def terms(b: Block, eta_b: np.ndarray, obs: bool, check: bool = True, wz: bool = False):
-        w, u, dev = family.irls_terms(b.y, eta_b, b.weights, observed=obs)
+        if b is single:
+            w, u, dev = single_terms(eta_b, obs)
+        else:
+            w, u, dev = family.irls_terms(b.y, eta_b, b.weights, observed=obs)
         if check and not valid(eta_b):  # outside the domain: the step gets halved
             dev = np.inf
         if not wz:
@@ -271,14 +279,14 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
             return dev, dev + pen, sys, None
         dev, g, r = fused_pass(blocks, None, lambda b, e: terms(b, e, observed, check),
                                coef=coef, shift=shift)
-        if observed and not _is_pd(_penalised(g, penalty)[np.ix_(keep, keep)]):
+        if observed and not _is_pd(_kept(_penalised(g, penalty), kept)):
             # far from the optimum the observed information may be indefinite: score instead
             dev, g, r = fused_pass(blocks, None, lambda b, e: terms(b, e, False, check),
                                    coef=coef, shift=shift)
         pen = penalty.value(coef) if penalty is not None else 0.0
         return dev, dev + pen, g, r
 
-    keep, qr_mode = np.ones(p, dtype=bool), False
+    keep, kept, qr_mode = np.ones(p, dtype=bool), None, False
     if start is None:  # R's mustart, block by block
         def start_eta(b: Block) -> np.ndarray:
             return family.start_eta(b.y, b.weights)
@@ -301,10 +309,12 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         dev, obj_old, g, r = run(coef_old, check=False)
     dev_old = dev
     if shift is None and frame.intercept is not None:  # large means: work on a shifted design
-        wanted = shift_from_gram(g, frame.intercept) if np.all(np.diag(g) >= 0) else None
+        wanted = shift_from_gram(g, frame.intercept) if (g.diagonal() >= 0).all() else None
         if wanted is not None:
             return _Retry(wanted)
-    decided = gram_decides(_penalised(g, penalty), shift, frame.intercept)
+    # the first step solves with the factor that decided (None: not decided)
+    factor = deciding_factor(_penalised(g, penalty), shift, frame.intercept)
+    decided = factor is not None
     if decided:  # the common case: every pivot clear, so no QR and no QR mode either
         aliased = np.zeros(p, dtype=bool)
     else:
@@ -312,8 +322,9 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     if shift is not None and aliased[frame.intercept]:
         return _Retry(None)
     keep = ~aliased
-    kept_gram = _penalised(g, penalty)[np.ix_(keep, keep)]
-    if not decided and keep.any() and not clearly_full_rank(kept_gram, QR_MODE_CLEAR):
+    kept = None if decided else keep  # None: every column kept (no indexing)
+    if not decided and keep.any() and not clearly_full_rank(
+            _kept(_penalised(g, penalty), keep), QR_MODE_CLEAR):
         # the Gram squares a condition number this large beyond what refinement recovers
         qr_mode, observed = True, False
         if start is None:
@@ -329,10 +340,11 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
 
     history, converged, message, it = [], False, "", 0
     for it in range(1, control.maxiter + 1):
-        coef = _step(g, r, keep, penalty, coef_old)
+        coef = _step(g, r, kept, penalty, coef_old, factor)
+        factor = None  # the next steps solve with new Gram matrices
         dev, obj, g_new, r_new = run(coef)  # an eta outside the domain gives obj = inf
         halvings = 0
-        while not np.isfinite(obj) or (
+        while not math.isfinite(obj) or (
             (it > 1 or start is not None) and (obj - obj_old) / (0.1 + abs(obj)) >= control.tol
         ):
             if coef_old is None or halvings >= control.maxhalf:
@@ -360,16 +372,21 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     if converged and not observed and not family.is_canonical and keep.any() and not qr_mode:
         # Fisher scoring converges only linearly for a non-canonical link, so R's deviance rule
         # stops ~sqrt(tol) away from the optimum: finish with exact-Hessian Newton steps
-        coef_old, dev, obj_old, g, r = _polish(run, coef_old, (dev, obj_old, g, r), keep,
+        coef_old, dev, obj_old, g, r = _polish(run, coef_old, (dev, obj_old, g, r), kept,
                                                penalty)
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
-    out = np.where(keep, frame.to_beta(np.where(keep, coef_old, 0.0)), np.nan)
     if isinstance(g, QRSystem):
         g = g.gram()
-    both = np.outer(keep, keep)
-    g_shift = None if frame.shift is None else np.where(both, g, 0.0)
-    g = np.where(both, frame.gram_to_beta(g), 0.0)
+    if kept is None:  # every column kept: nothing to blank out
+        out = frame.to_beta(coef_old.copy())
+        g_shift = None if frame.shift is None else g.copy()
+        g = frame.gram_to_beta(g).copy()
+    else:
+        out = np.where(keep, frame.to_beta(np.where(keep, coef_old, 0.0)), np.nan)
+        both = np.outer(keep, keep)
+        g_shift = None if frame.shift is None else np.where(both, g, 0.0)
+        g = np.where(both, frame.gram_to_beta(g), 0.0)
     return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message, frame.t, g_shift)
 
 
@@ -501,15 +518,16 @@ def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
     """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
     objective does not rise; returns ``(coef, dev, obj, gram, rhs)`` at the last accepted
     point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)`` at
-    ``coef``."""
+    ``coef``; ``keep`` as for :func:`_step`."""
     dev, obj, g, r = state
+    sel = slice(None) if keep is None else keep
     for _ in range(max_steps):
         _, _, g_obs, r_obs = run(coef, observed=True)
         cand = _step(g_obs, r_obs, keep, penalty, coef)
         c_dev, c_obj, c_g, c_r = run(cand)  # obj = inf outside the domain
-        if not np.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
+        if not math.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
             break
-        step = np.max(np.abs(cand - coef)[keep]) / (np.max(np.abs(cand[keep])) + 1e-300)
+        step = np.max(np.abs(cand - coef)[sel]) / (np.max(np.abs(cand[sel])) + 1e-300)
         coef, dev, obj, g, r = cand, c_dev, c_obj, c_g, c_r
         if step < 1e-13:
             break
@@ -522,15 +540,25 @@ def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:
     Whether eta is in the family's domain is decided by its extremes (log V is finite on an
     interval of eta, see :meth:`Family.valid`), so a block whose extremes lie in an interval
     already found valid is valid; ``family.valid`` runs only on blocks that widen it (a few per
-    pass instead of every block: ~3 % of a logit fit at N = 1e6, p = 50).
+    fit instead of every block: ~3 % of a logit fit at N = 1e6, p = 50). When the interval has
+    to grow, the interval of twice the block's span around it is tried first: where it is
+    valid (e.g. the whole working range of the logit), later iterations, whose extremes grow
+    a little at each step, find it known.
     """
-    known = [np.inf, -np.inf]  # the hull of the blocks found valid (empty at first)
+    known = [np.inf, -np.inf]  # an interval found valid (empty at first)
 
     def valid(eta: np.ndarray) -> bool:
-        lo, hi = eta.min(), eta.max()
+        lo, hi = np.minimum.reduce(eta), np.maximum.reduce(eta)  # eta.min(), eta.max()
         if known[0] <= lo and hi <= known[1]:  # NaN compares False: checked in full
             return True
-        if not family.valid(eta):
+        if -1e300 < lo and hi < 1e300:  # (NaN fails) no overflow below
+            span = hi - lo + 1.0
+            wide = np.array([lo - span, hi + span])
+            if family.valid(wide):  # then so is every eta between lo and hi
+                lo, hi = wide
+            elif not family.valid(eta):
+                return False
+        elif not family.valid(eta):
             return False
         known[:] = min(known[0], lo), max(known[1], hi)
         return True
@@ -543,6 +571,11 @@ def _penalised(g: np.ndarray, penalty: Penalty | None) -> np.ndarray:
     return g if penalty is None else g + penalty.precision
 
 
+def _kept(a: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    """The rows and columns ``keep`` of a square matrix (``a`` itself for None: all)."""
+    return a if keep is None else a[np.ix_(keep, keep)]
+
+
 def _is_pd(a: np.ndarray) -> bool:
     try:
         np.linalg.cholesky(a)
@@ -551,9 +584,11 @@ def _is_pd(a: np.ndarray) -> bool:
     return True
 
 
-def _step(g, r: np.ndarray | None, keep: np.ndarray, penalty: Penalty | None,
-          coef: np.ndarray | None) -> np.ndarray:
-    """The next coefficients (0 for aliased columns).
+def _step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | None,
+          coef: np.ndarray | None, factor: tuple | None = None) -> np.ndarray:
+    """The next coefficients (0 for aliased columns; ``keep`` None: every column is kept;
+    ``factor``: the Cholesky factor of the system when it has been made, see
+    :func:`~glmclass.numerics.linalg.spd_solve`).
 
     From the starting means (``coef`` None) ``r`` is X'Wz and the step solves the weighted least
     squares ``(X'WX + P) b = X'Wz + P m``; from coefficients ``r`` is the score X'u and the step
@@ -561,20 +596,23 @@ def _step(g, r: np.ndarray | None, keep: np.ndarray, penalty: Penalty | None,
     ``g`` (``r`` None) holds the same least-squares problem as a triangular factor.
     """
     if isinstance(g, QRSystem):
+        keep = g.keep
         out = np.zeros(keep.shape[0]) if coef is None else np.where(keep, coef, 0.0)
         out[keep] += g.solve()
         return out
-    gk, rk = g[np.ix_(keep, keep)], r[keep]
+    sel = slice(None) if keep is None else keep  # a slice: views, not copies
+    gk, rk = _kept(g, keep), r[sel]
     if penalty is not None:
-        pk = penalty.precision[np.ix_(keep, keep)]
+        pk = _kept(penalty.precision, keep)
         gk = gk + pk
         if coef is None:
-            rk = rk + pk @ penalty.mean[keep]
+            rk = rk + pk @ penalty.mean[sel]
         else:
-            rk = rk - pk @ (coef[keep] - penalty.mean[keep])
-    out = np.zeros(g.shape[0]) if coef is None else np.where(keep, coef, 0.0)
+            rk = rk - pk @ (coef[sel] - penalty.mean[sel])
+    out = np.zeros(g.shape[0]) if coef is None else (
+        coef.copy() if keep is None else np.where(keep, coef, 0.0))
     try:
-        out[keep] += spd_solve(gk, rk)
+        out[sel] += spd_solve(gk, rk, factor)
     except NotPositiveDefinite:
-        out[keep] += np.linalg.lstsq(gk, rk, rcond=None)[0]
+        out[sel] += np.linalg.lstsq(gk, rk, rcond=None)[0]
     return out

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import linalg as sla
 
 from ..blocks import Block, RowBlocks
-from ..numerics.linalg import QR_TOL, ROUNDING_TOL, aliased_from_r, clearly_full_rank
+from ..numerics.linalg import QR_TOL, ROUNDING_TOL, aliased_from_r, clear_cholesky
 from .gram import shift_transform, weighted_gram
 
 
@@ -143,9 +143,17 @@ def gram_decides(gram: np.ndarray, shift: np.ndarray | None = None,
     -------
     bool
     """
+    return deciding_factor(gram, shift, intercept) is not None
+
+
+def deciding_factor(gram: np.ndarray, shift: np.ndarray | None = None,
+                    intercept: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`gram_decides` with the Cholesky factor it made: ``(c, d)`` of ``gram`` (see
+    :func:`~glmclass.numerics.linalg.clear_cholesky`) when the Gram decides, else None.
+    """
     raw = _raw_norms(gram, shift, intercept)
     if raw is not None:  # the rounding rule can bind only where the shift dwarfs the spread
         centred = np.sqrt(np.maximum(np.diag(gram), 0.0))
         if np.any(ROUNDING_TOL * raw > 1e-4 * centred):
-            return False
-    return clearly_full_rank(gram)
+            return None
+    return clear_cholesky(gram)

@@ -9,6 +9,8 @@ from glmclass.numerics.linalg import (
     NotPositiveDefinite,
     aliased_columns,
     cholesky,
+    clear_cholesky,
+    clearly_full_rank,
     spd_inverse,
     spd_logdet,
     spd_solve,
@@ -88,3 +90,19 @@ def test_aliased_columns_detects_near_collinearity_at_r_tolerance():
     assert aliased_columns(near.T @ near).tolist() == [False, False, True]
     fine = np.column_stack([np.ones(200), x, x + 1e-3 * z])
     assert not aliased_columns(fine.T @ fine).any()
+
+
+def test_clear_cholesky_is_the_factor_the_solve_would_make():
+    for a in (spd(5), spd(4, scales=np.array([1e-8, 1.0, 1e8, 3.0]))):
+        factor = clear_cholesky(a)
+        assert factor is not None and clearly_full_rank(a)
+        c, d = cholesky(a)
+        np.testing.assert_array_equal(np.triu(factor[0]), c)
+        np.testing.assert_array_equal(factor[1], d)
+        b = RNG.normal(size=a.shape[0])
+        assert spd_solve(a, b, factor).tobytes() == spd_solve(a, b).tobytes()
+    x = RNG.normal(size=(20, 3))
+    near = np.column_stack([x, x[:, 0] + 1e-6 * x[:, 1]])
+    for bad in (near.T @ near, np.diag([1.0, 0.0]), np.array([[1.0, np.nan], [np.nan, 1.0]])):
+        assert clear_cholesky(bad) is None and not clearly_full_rank(bad)
+    assert clear_cholesky(np.empty((0, 0)))[0].shape == (0, 0)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -9,7 +12,7 @@ import statsmodels.api as sm
 import glmclass.solvers.irls as irls_mod
 from glmclass import families as F
 from glmclass import links as L
-from glmclass.blocks import ArrayBlocks
+from glmclass.blocks import ArrayBlocks, OneBlock, RowBlocks, add
 from glmclass.solvers.irls import Control, IRLSFit, irls
 
 RNG = np.random.default_rng(11)
@@ -209,3 +212,105 @@ def test_domain_check_per_block_agrees_with_family_valid():
               np.array([-3.5, -0.2]), np.array([1e-3])]
     for b in blocks:
         assert check(b) == fam.valid(b), b
+
+
+# --- the small-data path gives the bits of the general one ------------------------------------
+class Plain(RowBlocks):
+    """An in-memory source read through the general block path: never gathered into one block,
+    its terms from ``family.irls_terms`` per block and pass."""
+
+    def __init__(self, src: ArrayBlocks) -> None:
+        self.src = src
+
+    n_rows = property(lambda self: self.src.n_rows)
+    n_cols = property(lambda self: self.src.n_cols)
+
+    def reduce(self, fn, zero, combine=add):
+        return self.src.reduce(fn, zero, combine)
+
+    def map(self, fn):
+        return self.src.map(fn)
+
+    def take_columns(self, keep):
+        return Plain(self.src.take_columns(keep))
+
+    def take_rows(self, mask):
+        return Plain(self.src.take_rows(mask))
+
+    def intercept_only(self):
+        return Plain(self.src.intercept_only())
+
+
+def _same_fit(a: IRLSFit, b: IRLSFit) -> None:
+    for name in ("coef", "gram", "aliased", "transform", "gram_shifted"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None and y is None) or x.tobytes() == y.tobytes(), name
+    for x, y in ((a.deviance, b.deviance), (a.history, b.history)):  # NaN too
+        assert np.asarray(x, dtype=float).tobytes() == np.asarray(y, dtype=float).tobytes()
+    assert (a.n_iter, a.converged, a.message) == (b.n_iter, b.converged, b.message)
+
+
+SMALL_CASES = {
+    "plain": {},
+    "weights": {"weights": RNG.integers(1, 4, N).astype(float)},
+    "offset": {"offset": 0.2 * RNG.normal(size=N)},
+    "large means": {"X": X + np.array([0.0, 1e6, 0.0, 0.0]), "intercept": 0},
+    "aliased": {"X": np.column_stack([X, X[:, 1] - X[:, 2]])},
+    "near-collinear (QR mode)": {"X": np.column_stack([X, X[:, 1] + 1e-6 * X[:, 3]])},
+    "observed": {"control": Control(hessian="observed")},
+    "prior": {"penalty": irls_mod.Penalty(0.3 * np.eye(4), np.full(4, 0.1))},
+    "start": {"start": np.array([0.1, 0.5, -0.2, 0.0])},
+    "separated": {"y": (X[:, 1] > 0).astype(float)},
+    "rows taken": {"take": RNG.random(N) < 0.6},
+}
+
+
+@pytest.mark.parametrize("fam", [F.Binomial(), F.Binomial(link=L.Probit()),
+                                 F.Binomial(link=L.CLogLog()), F.Binomial(link=L.Log()),
+                                 F.Poisson(), F.Gaussian()], ids=lambda f: f.link.name)
+@pytest.mark.parametrize("case", list(SMALL_CASES))
+def test_small_data_path_equals_the_general_path_to_the_bit(fam, case):
+    kw = dict(SMALL_CASES[case])
+    y = kw.get("y", Y)
+    if fam.name == "Poisson":
+        y = np.round(3 * y + X[:, 1] ** 2)
+    elif fam.name == "Gaussian":
+        y = X @ BETA + y
+    elif isinstance(fam.link, L.Log):
+        y = (RNG.uniform(size=N) < 0.2 + 0.1 * (X[:, 1] > 0)).astype(float)
+    src = ArrayBlocks(kw.get("X", X), y, kw.get("weights"), kw.get("offset"))
+    if "take" in kw:
+        src = src.take_rows(kw["take"])
+    start = kw.get("start")
+    if isinstance(fam.link, L.Log) and fam.name == "Binomial" and start is None:
+        start = np.array([-1.5, 0.0, 0.0, 0.0, 0.0][: src.n_cols])
+    args = (fam, start, kw.get("control", Control()), kw.get("penalty"), kw.get("intercept"))
+    assert isinstance(src.gathered(), OneBlock)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # separated: estimates run off
+        _same_fit(irls(src, *args), irls(Plain(src), *args))
+
+
+def test_the_domain_check_asks_the_family_about_once_per_fit():
+    calls = []
+
+    @dataclass(frozen=True, repr=False)
+    class Counting(F.Binomial):
+        def valid(self, eta):
+            calls.append(eta.shape)
+            return super().valid(eta)
+
+    res = fit(family=Counting())
+    assert res.n_iter >= 4 and len(calls) <= 2
+    _same_fit(res, fit())
+
+
+def test_a_known_valid_interval_never_admits_an_invalid_eta():
+    check = irls_mod._domain_check(F.Binomial(link=L.Log()))  # mu = exp(eta) < 1: eta < 0
+    assert check(np.array([-3.0, -1.0]))  # its widened interval reaches eta > 0: not kept
+    assert check(np.array([-3.5, -0.5]))
+    assert not check(np.array([-2.0, 0.5]))
+    assert not check(np.array([-2.0, np.nan]))
+    assert check(np.array([-2.9, -1.1]))
+    probit = irls_mod._domain_check(F.Binomial(link=L.Probit()))
+    assert probit(np.array([-3.0, 2.0])) and not probit(np.array([0.0, np.inf]))
