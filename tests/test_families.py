@@ -380,6 +380,11 @@ def test_terms_for_gives_the_bits_of_the_formulas(fam, weighted, observed):
     for _ in range(2):  # the prepared terms can be called again
         got = terms(eta.copy(), observed)
         ref = _reference_terms(fam, y, eta, w, observed)
+        if isinstance(fam.link, L.Probit):  # its inverse_logs: the tail's logs, to rounding
+            for g, r in zip(got[:2], ref[:2], strict=True):
+                np.testing.assert_allclose(g, r, rtol=1e-12, atol=0)
+            assert got[2] == pytest.approx(ref[2], rel=1e-14)
+            continue
         for g, r in zip(got[:2], ref[:2], strict=True):
             assert g.tobytes() == r.tobytes()
         assert got[2] == ref[2] or (np.isnan(got[2]) and np.isnan(ref[2]))
@@ -418,3 +423,26 @@ def test_terms_for_uses_a_subclass_s_own_terms_and_weights():
     counts = np.arange(20.0)
     np.testing.assert_array_equal(Heavier().terms_for(counts, w)(eta)[0],
                                   w * (3.0 * F.Poisson().working_weights(eta)))
+
+
+def test_probit_inverse_logs_from_the_smaller_tail():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    eta = np.array([-60.0, -38.0, -30.0, -8.0, -1.0, -1e-3, 0.0, 0.5, 3.0, 8.5, 30.0, 60.0])
+    mu, lm, l1m = L.Probit().inverse_logs(eta)
+    for e, m, a, b in zip(eta, mu, lm, l1m, strict=True):
+        phi = mpmath.ncdf(mpmath.mpf(float(e)))
+        assert a == pytest.approx(float(mpmath.log(phi)), rel=4e-16)
+        assert b == pytest.approx(float(mpmath.log(mpmath.ncdf(-mpmath.mpf(float(e))))),
+                                  rel=4e-16)
+        assert m == pytest.approx(float(phi), rel=4e-16)
+    # the three at once equal the three alone (a subclass keeps the generic ones)
+    ref = (special.ndtr(eta), special.log_ndtr(eta), special.log_ndtr(-eta))
+    for got, want in zip((mu, lm, l1m), ref, strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-15, atol=0)
+
+    class Shifted(L.Probit):
+        def inverse(self, eta):
+            return special.ndtr(np.asarray(eta) - 1.0)
+
+    assert Shifted().inverse_logs(np.array([0.0]))[0][0] == special.ndtr(-1.0)
