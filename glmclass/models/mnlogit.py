@@ -105,8 +105,8 @@ class MNLogit(Model):
             raise ValueError("the design has no columns: add an intercept or predictors "
                              "(e.g. 'y ~ 1' for the intercept-only model)")
         name = data.endog_name
-        natural = levels_of(data.endog)
-        codes, fit_levels = multiclass_response(data.endog, name, ref)
+        natural = levels_of(data.endog, name)
+        codes, fit_levels = multiclass_response(data.endog, name, ref, natural)
         n = data.nrows
         a = data.arrays
         f = a["freq_weights"] if a.get("freq_weights") is not None else constant(1.0, n)
