@@ -37,7 +37,7 @@ from . import regularized as REG
 from .base import Model, check_option, check_weights, fit_control
 from .data import ModelData, check_finite
 from .glm_base import constant
-from .response import levels_of, multiclass_response
+from .response import multiclass_levels
 
 #: A further symptom of separation when the LP is cheap (N p K up to CHEAP_LP): a fitted
 #: probability below PROB_TRIGGER. (Exploding estimates and standard errors, and no
@@ -105,8 +105,7 @@ class MNLogit(Model):
             raise ValueError("the design has no columns: add an intercept or predictors "
                              "(e.g. 'y ~ 1' for the intercept-only model)")
         name = data.endog_name
-        natural = levels_of(data.endog, name)
-        codes, fit_levels = multiclass_response(data.endog, name, ref, natural)
+        codes, natural, fit_levels = multiclass_levels(data.endog, name, ref)
         n = data.nrows
         a = data.arrays
         f = a["freq_weights"] if a.get("freq_weights") is not None else constant(1.0, n)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from glmclass.models.response import levels_of, multiclass_response
+from glmclass.models.response import encode, levels_of, multiclass_levels, multiclass_response
 
 
 def pandas_levels(y) -> list:
@@ -46,9 +46,28 @@ def test_levels_and_codes_match_the_pandas_path(y):
         assert codes.dtype == np.intp
 
 
-def test_given_levels_are_used_and_not_modified():
+@pytest.mark.parametrize("y", RESPONSES.values(), ids=RESPONSES.keys())
+def test_multiclass_levels_is_levels_of_and_multiclass_response(y):
+    ref = levels_of(y)[-1]
+    codes, natural, levels = multiclass_levels(y, "y", ref)
+    assert natural == levels_of(y)
+    expected_codes, expected_levels = multiclass_response(y, "y", ref)
+    assert levels == expected_levels
+    np.testing.assert_array_equal(codes, expected_codes)
+    np.testing.assert_array_equal(encode(y, levels), expected_codes)
+
+
+def test_a_reference_level_equal_to_a_value_of_another_type():
     y = np.array([2.0, 0.0, 1.0, 2.0])
-    levels = levels_of(y)
-    codes, fit_levels = multiclass_response(y, "y", 2, levels)
-    assert levels == [0, 1, 2] and fit_levels == [2, 0.0, 1.0]
+    codes, natural, levels = multiclass_levels(y, "y", 2)
+    assert natural == [0.0, 1.0, 2.0] and levels == [2, 0.0, 1.0]
     np.testing.assert_array_equal(codes, [0, 1, 2, 0])
+
+
+def test_errors_name_the_response():
+    with pytest.raises(ValueError, match="response 'y' has a single class"):
+        multiclass_levels(np.ones(4), "y")
+    with pytest.raises(ValueError, match=r"ref=5 is not a level of 'y'"):
+        multiclass_levels(np.array([0, 1, 2]), "y", 5)
+    with pytest.raises(ValueError, match="response 'y' mixes labels"):
+        multiclass_levels(np.array([1, "a"], dtype=object), "y")
