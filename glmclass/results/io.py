@@ -39,7 +39,7 @@ REMOVED = ("the data were removed when these results were saved (remove_data=Tru
 _SUMMARY = ("_cov", "_information", "_bread", "bse", "tvalues", "pvalues", "scale",
             "pearson_chi2", "llf", "llnull", "llr", "llr_pvalue", "prsquared", "aic", "bic",
             "log_evidence", "log_prior", "log_posterior", "effective_params", "_cov_evidence",
-            "_natural_order", "_multi_index")
+            "_natural_order", "_multi_index", "_row_key")
 
 
 def require_data(res, what: str) -> None:

@@ -74,12 +74,9 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         self._fit = fit
         self._keep = keep
         k1, p = model.K - 1, keep.size
-        coef = np.full((p, k1), np.nan)
-        coef[keep] = fit.coef.reshape(k1, -1).T
+        self._coef = np.full((p, k1), np.nan)  # params' values (NaN for aliased columns)
+        self._coef[keep] = fit.coef.reshape(k1, -1).T
         self._nonref = list(model._fit_levels[1:])
-        # the design's Index is made once per model (an Index of strings costs ~40 us)
-        self.params = pd.DataFrame(coef, index=d.exog_index,
-                                   columns=pd.Index(self._nonref, name="level"))
         self.deviance = float(fit.objective)
         self.null_deviance = float(null_deviance)
         self.llf = -self.deviance / 2.0
@@ -100,8 +97,23 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         self.df_model = float(k1 * (self.rank - (1 if model.has_intercept else 0)))
         self.df_resid = float(self.nobs - self.k_params)
         self.separation = None
-        self._row_key = row_key(d.index, model.freq_weights)
         self.formula = d.formula
+
+    # --- labels: made when first asked for (pandas objects cost more than a small fit) -------
+    @cached_property
+    def params(self) -> pd.DataFrame:
+        """Coefficients: rows the design columns, columns the non-reference levels."""
+        return pd.DataFrame(self._coef, index=self.model.data.exog_index,
+                            columns=self._level_index)
+
+    @cached_property
+    def _level_index(self) -> pd.Index:
+        return pd.Index(self._nonref, name="level")
+
+    @cached_property
+    def _row_key(self) -> str:
+        """Fingerprint of the rows of the fit, for :func:`glmclass.compare`."""
+        return row_key(self.model.data.index, self.model.freq_weights)
 
     # --- inference ----------------------------------------------------------------------------
     @cached_property
@@ -194,10 +206,11 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return self._cov.copy()
 
     def _by_level(self, values: np.ndarray) -> pd.DataFrame:
-        """Level-major values of every coefficient, shaped and labelled like :attr:`params`."""
+        """Level-major values of every coefficient, shaped and labelled like :attr:`params`
+        (the model's design Index, made once per model, and one Index of levels)."""
         k1 = len(self._nonref)
-        return pd.DataFrame(values.reshape(k1, -1).T, index=self.params.index,
-                            columns=self.params.columns)
+        return pd.DataFrame(values.reshape(k1, -1).T, index=self.model.data.exog_index,
+                            columns=self._level_index)
 
     @cached_property
     def bse(self) -> pd.DataFrame:
