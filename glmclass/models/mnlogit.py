@@ -261,11 +261,14 @@ class MNLogit(Model):
             decision, why = "apparent", S.DASK_WHY
         else:
             X = self.exog if keep.all() else self.exog[:, keep]
-            pos = self.freq_weights > 0
-            cells = int(pos.sum()) * self.K * p
+            f, off = self.freq_weights, self.offset
+            pos = None if _broadcast(f) and f[:1].tolist() != [0.0] else f > 0  # None: all
+            cells = (X.shape[0] if pos is None else int(pos.sum())) * self.K * p
             if not symptoms and cells <= CHEAP_LP:
-                eta = X @ coef.reshape(k1, p).T + self.offset[:, None]
-                _, prob, p0 = softmax_parts(eta[pos])
+                eta = X @ coef.reshape(k1, p).T
+                if not (_broadcast(off) and off[:1].tolist() == [0.0]):
+                    eta += off[:, None]
+                _, prob, p0 = softmax_parts(eta if pos is None else eta[pos])
                 symptoms = min(prob.min(initial=1.0), p0.min(initial=1.0)) < PROB_TRIGGER
             decision = S.MULTINOMIAL.decide(cells, res.converged, symptoms)
         if decision == "none":
@@ -275,6 +278,7 @@ class MNLogit(Model):
             d = np.where(explode, np.sign(coef), 0).astype(int).reshape(k1, p)
             return S.Separation(bool(d.any()), "apparent" if d.any() else "none",
                                 _columns(d), d, names, nonref, [], self.ref, why=why)
+        pos = slice(None) if pos is None else pos
         Xp, cp = X[pos], self.codes[pos]
         found = S.detect_separation(_expanded(Xp, cp, self.K), np.ones(Xp.shape[0] * k1))
         d = found.directions.reshape(k1, p)
@@ -334,6 +338,11 @@ class MNLogit(Model):
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"
+
+
+def _broadcast(a: np.ndarray) -> bool:
+    """Whether ``a`` is one value broadcast to every row (absent weights or offset)."""
+    return a.strides[0] == 0 and a.shape[0] > 0
 
 
 def _columns(directions: np.ndarray) -> tuple[int, ...]:
