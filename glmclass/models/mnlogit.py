@@ -262,11 +262,11 @@ class MNLogit(Model):
         else:
             X = self.exog if keep.all() else self.exog[:, keep]
             f, off = self.freq_weights, self.offset
-            pos = None if _broadcast(f) and f[:1].tolist() != [0.0] else f > 0  # None: all
+            pos = None if _broadcast(f) and f[0] > 0 else f > 0  # None: every row counts
             cells = (X.shape[0] if pos is None else int(pos.sum())) * self.K * p
             if not symptoms and cells <= CHEAP_LP:
                 eta = X @ coef.reshape(k1, p).T
-                if not (_broadcast(off) and off[:1].tolist() == [0.0]):
+                if not (_broadcast(off) and off[0] == 0.0):  # no offset: nothing to add
                     eta += off[:, None]
                 _, prob, p0 = softmax_parts(eta if pos is None else eta[pos])
                 symptoms = min(prob.min(initial=1.0), p0.min(initial=1.0)) < PROB_TRIGGER

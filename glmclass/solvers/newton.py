@@ -313,6 +313,12 @@ def _unit(weights: np.ndarray) -> bool:
     return weights.strides[0] == 0 and weights[:1].tolist() == [1.0]
 
 
+def _no_offset(offset: np.ndarray) -> bool:
+    """Whether ``offset`` is the broadcast 0.0 a source gives when there is none: adding it
+    changes no value, so it is skipped."""
+    return offset.strides[0] == 0 and offset[:1].tolist() == [0.0]
+
+
 def _residual(codes: np.ndarray, weights: np.ndarray, prob: np.ndarray,
               q: np.ndarray, rows: list[np.ndarray] | None = None) -> np.ndarray:
     """``f (t - p)`` per row and non-reference level (``t`` the indicator of the observed
@@ -413,7 +419,7 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
             xb, fb, cb, ob = b.X, b.weights, b.y.astype(np.intp, copy=False), b.offset
             with np.errstate(over="ignore", invalid="ignore"):
                 eta = xb @ B
-                if not (ob.strides[0] == 0 and ob[:1].tolist() == [0.0]):  # no offset: as is
+                if not _no_offset(ob):
                     eta += ob[:, None]
             if not np.isfinite(eta).all():
                 return (-np.inf, 0.0, 0.0, 0) if derivatives else -np.inf
