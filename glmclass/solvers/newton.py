@@ -349,11 +349,12 @@ def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
             # prob_ref + the other levels' probabilities, summed in the order of the sum below
             # (starting from the first term is starting from 0: the terms are not negative)
             rest = [k for k in range(k1) if k != j]
-            others = prob[:, rest[0]] + prob[:, rest[1]] if k1 > 2 else (
-                prob[:, rest[0]].copy() if rest else np.zeros(prob.shape[0]))
-            for k in rest[2:]:
-                others += prob[:, k]
-            np.copyto(q[:, j], np.add(prob_ref, others, out=others), where=big)
+            others = prob[:, rest[0]] if rest else np.zeros(prob.shape[0])  # read only
+            if len(rest) > 1:
+                others = others + prob[:, rest[1]]
+                for k in rest[2:]:
+                    others += prob[:, k]
+            np.copyto(q[:, j], prob_ref + others, where=big)
         return q
     q = 1.0 - prob
     big = prob > 0.5
