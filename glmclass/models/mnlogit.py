@@ -268,8 +268,7 @@ class MNLogit(Model):
                 eta = X @ coef.reshape(k1, p).T
                 if not (_broadcast(off) and off[0] == 0.0):  # no offset: nothing to add
                     eta += off[:, None]
-                _, prob, p0 = softmax_parts(eta if pos is None else eta[pos])
-                symptoms = min(prob.min(initial=1.0), p0.min(initial=1.0)) < PROB_TRIGGER
+                symptoms = _probability_below(eta if pos is None else eta[pos], PROB_TRIGGER)
             decision = S.MULTINOMIAL.decide(cells, res.converged, symptoms)
         if decision == "none":
             return S.Separation(False, "none", (), np.zeros((k1, p), dtype=int), names, nonref,
@@ -338,6 +337,40 @@ class MNLogit(Model):
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"
+
+
+def _probability_below(eta: np.ndarray, trigger: float) -> bool:
+    """Whether a fitted probability of some row is below ``trigger``.
+
+    Parameters
+    ----------
+    eta : ndarray of shape (r, K-1)
+        Log-odds of the non-reference levels against the reference level.
+    trigger : float
+
+    Returns
+    -------
+    bool
+
+    Notes
+    -----
+    A row's probabilities are at least $\\exp(lo - hi) / K$, with $lo$ and $hi$ the smallest and
+    largest of its K linear predictors (the reference level's is 0), since the log-sum-exp is
+    at most $hi + \\ln K$. Where that bound clears the trigger on every row the answer is no,
+    without an exponential; otherwise the probabilities are computed. The margin (1e-6 on the
+    log scale) is far above the rounding of $lo - hi$: the bound can only clear the trigger
+    where $hi - lo < -\\ln(K \\cdot trigger)$, 14 at the default trigger.
+    """
+    k1 = eta.shape[1]
+    hi, lo = np.maximum(eta[:, 0], 0.0), np.minimum(eta[:, 0], 0.0)
+    for j in range(1, k1):
+        np.maximum(hi, eta[:, j], out=hi)
+        np.minimum(lo, eta[:, j], out=lo)
+    lo -= hi
+    if lo.min(initial=0.0) > np.log(trigger) + np.log(k1 + 1.0) + 1e-6:
+        return False
+    _, prob, p0 = softmax_parts(eta)
+    return bool(min(prob.min(initial=1.0), p0.min(initial=1.0)) < trigger)
 
 
 def _broadcast(a: np.ndarray) -> bool:
