@@ -206,11 +206,12 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return self._cov.copy()
 
     def _by_level(self, values: np.ndarray) -> pd.DataFrame:
-        """Level-major values of every coefficient, shaped and labelled like :attr:`params`
-        (the model's design Index, made once per model, and one Index of levels)."""
+        """Level-major values of every coefficient (a new array, which the frame takes without
+        a copy), shaped and labelled like :attr:`params` (the model's design Index, made once
+        per model, and one Index of levels)."""
         k1 = len(self._nonref)
         return pd.DataFrame(values.reshape(k1, -1).T, index=self.model.data.exog_index,
-                            columns=self._level_index)
+                            columns=self._level_index, copy=False)
 
     @cached_property
     def bse(self) -> pd.DataFrame:
