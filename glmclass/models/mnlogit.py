@@ -37,7 +37,7 @@ from . import regularized as REG
 from .base import Model, check_option, check_weights, fit_control
 from .data import ModelData, check_finite
 from .glm_base import constant
-from .response import levels_of, multiclass_response
+from .response import multiclass_levels
 
 #: A further symptom of separation when the LP is cheap (N p K up to CHEAP_LP): a fitted
 #: probability below PROB_TRIGGER. (Exploding estimates and standard errors, and no
@@ -105,8 +105,7 @@ class MNLogit(Model):
             raise ValueError("the design has no columns: add an intercept or predictors "
                              "(e.g. 'y ~ 1' for the intercept-only model)")
         name = data.endog_name
-        natural = levels_of(data.endog)
-        codes, fit_levels = multiclass_response(data.endog, name, ref)
+        codes, natural, fit_levels = multiclass_levels(data.endog, name, ref)
         n = data.nrows
         a = data.arrays
         f = a["freq_weights"] if a.get("freq_weights") is not None else constant(1.0, n)
@@ -262,12 +261,14 @@ class MNLogit(Model):
             decision, why = "apparent", S.DASK_WHY
         else:
             X = self.exog if keep.all() else self.exog[:, keep]
-            pos = self.freq_weights > 0
-            cells = int(pos.sum()) * self.K * p
+            f, off = self.freq_weights, self.offset
+            pos = None if _broadcast(f) and f[0] > 0 else f > 0  # None: every row counts
+            cells = (X.shape[0] if pos is None else int(pos.sum())) * self.K * p
             if not symptoms and cells <= CHEAP_LP:
-                eta = X @ coef.reshape(k1, p).T + self.offset[:, None]
-                _, prob, p0 = softmax_parts(eta[pos])
-                symptoms = min(prob.min(initial=1.0), p0.min(initial=1.0)) < PROB_TRIGGER
+                eta = X @ coef.reshape(k1, p).T
+                if not (_broadcast(off) and off[0] == 0.0):  # no offset: nothing to add
+                    eta += off[:, None]
+                symptoms = _probability_below(eta if pos is None else eta[pos], PROB_TRIGGER)
             decision = S.MULTINOMIAL.decide(cells, res.converged, symptoms)
         if decision == "none":
             return S.Separation(False, "none", (), np.zeros((k1, p), dtype=int), names, nonref,
@@ -276,6 +277,7 @@ class MNLogit(Model):
             d = np.where(explode, np.sign(coef), 0).astype(int).reshape(k1, p)
             return S.Separation(bool(d.any()), "apparent" if d.any() else "none",
                                 _columns(d), d, names, nonref, [], self.ref, why=why)
+        pos = slice(None) if pos is None else pos
         Xp, cp = X[pos], self.codes[pos]
         found = S.detect_separation(_expanded(Xp, cp, self.K), np.ones(Xp.shape[0] * k1))
         d = found.directions.reshape(k1, p)
@@ -335,6 +337,45 @@ class MNLogit(Model):
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"
+
+
+def _probability_below(eta: np.ndarray, trigger: float) -> bool:
+    """Whether a fitted probability of some row is below ``trigger``.
+
+    Parameters
+    ----------
+    eta : ndarray of shape (r, K-1)
+        Log-odds of the non-reference levels against the reference level.
+    trigger : float
+
+    Returns
+    -------
+    bool
+
+    Notes
+    -----
+    A row's probabilities are at least $\\exp(lo - hi) / K$, with $lo$ and $hi$ the smallest and
+    largest of its K linear predictors (the reference level's is 0), since the log-sum-exp is
+    at most $hi + \\ln K$. Where that bound clears the trigger on every row the answer is no,
+    without an exponential; otherwise the probabilities are computed. The margin (1e-6 on the
+    log scale) is far above the rounding of $lo - hi$: the bound can only clear the trigger
+    where $hi - lo < -\\ln(K \\cdot trigger)$, 14 at the default trigger.
+    """
+    k1 = eta.shape[1]
+    hi, lo = np.maximum(eta[:, 0], 0.0), np.minimum(eta[:, 0], 0.0)
+    for j in range(1, k1):
+        np.maximum(hi, eta[:, j], out=hi)
+        np.minimum(lo, eta[:, j], out=lo)
+    lo -= hi
+    if lo.min(initial=0.0) > np.log(trigger) + np.log(k1 + 1.0) + 1e-6:
+        return False
+    _, prob, p0 = softmax_parts(eta)
+    return bool(min(prob.min(initial=1.0), p0.min(initial=1.0)) < trigger)
+
+
+def _broadcast(a: np.ndarray) -> bool:
+    """Whether ``a`` is one value broadcast to every row (absent weights or offset)."""
+    return a.strides[0] == 0 and a.shape[0] > 0
 
 
 def _columns(directions: np.ndarray) -> tuple[int, ...]:

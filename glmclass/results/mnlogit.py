@@ -74,11 +74,9 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         self._fit = fit
         self._keep = keep
         k1, p = model.K - 1, keep.size
-        coef = np.full((p, k1), np.nan)
-        coef[keep] = fit.coef.reshape(k1, -1).T
+        self._coef = np.full((p, k1), np.nan)  # params' values (NaN for aliased columns)
+        self._coef[keep] = fit.coef.reshape(k1, -1).T
         self._nonref = list(model._fit_levels[1:])
-        self.params = pd.DataFrame(coef, index=pd.Index(d.exog_names),
-                                   columns=pd.Index(self._nonref, name="level"))
         self.deviance = float(fit.objective)
         self.null_deviance = float(null_deviance)
         self.llf = -self.deviance / 2.0
@@ -99,8 +97,23 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         self.df_model = float(k1 * (self.rank - (1 if model.has_intercept else 0)))
         self.df_resid = float(self.nobs - self.k_params)
         self.separation = None
-        self._row_key = row_key(d.index, model.freq_weights)
         self.formula = d.formula
+
+    # --- labels: made when first asked for (pandas objects cost more than a small fit) -------
+    @cached_property
+    def params(self) -> pd.DataFrame:
+        """Coefficients: rows the design columns, columns the non-reference levels."""
+        return pd.DataFrame(self._coef, index=self.model.data.exog_index,
+                            columns=self._level_index)
+
+    @cached_property
+    def _level_index(self) -> pd.Index:
+        return pd.Index(self._nonref, name="level")
+
+    @cached_property
+    def _row_key(self) -> str:
+        """Fingerprint of the rows of the fit, for :func:`glmclass.compare`."""
+        return row_key(self.model.data.index, self.model.freq_weights)
 
     # --- inference ----------------------------------------------------------------------------
     @cached_property
@@ -127,22 +140,32 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     @cached_property
-    def _cov(self) -> pd.DataFrame:
+    def _cov_values(self) -> np.ndarray:
+        """The covariance of every coefficient, level-major ((K-1) p square, NaN for aliased
+        columns): what :attr:`bse` needs, without the labels of :meth:`cov_params`."""
         k1, p = len(self._nonref), self._keep.size
-        kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms
-        full = np.full((k1 * p, k1 * p), np.nan)
         if self._bread is None:
             warnings.warn("the information matrix is not positive definite at the estimates; "
                           "standard errors are NaN (the fit may not be at a maximum)",
-                          GlmclassWarning, stacklevel=3)
-        elif not self.cov_spec.robust:
-            full[np.ix_(kept, kept)] = covariance(self._bread, None, "nonrobust")
+                          GlmclassWarning, stacklevel=5)  # from res.bse: the caller
+            return np.full((k1 * p, k1 * p), np.nan)
+        if not self.cov_spec.robust:
+            cov = covariance(self._bread, None, "nonrobust")
         else:
             m = self.model
-            full[np.ix_(kept, kept)] = sandwich(self._bread, self._scores(), self.cov_spec,
-                                                freq_weights=freq_or_none(m.freq_weights),
-                                                nobs=self.nobs)
-        return pd.DataFrame(full, index=self._multi_index, columns=self._multi_index)
+            cov = sandwich(self._bread, self._scores(), self.cov_spec,
+                           freq_weights=freq_or_none(m.freq_weights), nobs=self.nobs)
+        if self._keep.all():
+            return cov
+        kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms
+        full = np.full((k1 * p, k1 * p), np.nan)
+        full[np.ix_(kept, kept)] = cov
+        return full
+
+    @cached_property
+    def _cov(self) -> pd.DataFrame:
+        return pd.DataFrame(self._cov_values, index=self._multi_index,
+                            columns=self._multi_index)
 
     @property
     def history(self) -> pd.Series:
@@ -182,15 +205,18 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         """
         return self._cov.copy()
 
-    def _by_level(self, values: np.ndarray, name: str) -> pd.DataFrame:
+    def _by_level(self, values: np.ndarray) -> pd.DataFrame:
+        """Level-major values of every coefficient (a new array, which the frame takes without
+        a copy), shaped and labelled like :attr:`params` (the model's design Index, made once
+        per model, and one Index of levels)."""
         k1 = len(self._nonref)
-        return pd.DataFrame(values.reshape(k1, -1).T, index=self.params.index,
-                            columns=self.params.columns).rename_axis(columns=name)
+        return pd.DataFrame(values.reshape(k1, -1).T, index=self.model.data.exog_index,
+                            columns=self._level_index, copy=False)
 
     @cached_property
     def bse(self) -> pd.DataFrame:
         """Standard errors, shaped like :attr:`params`."""
-        return self._by_level(np.sqrt(np.diag(self._cov.to_numpy())), "level")
+        return self._by_level(np.sqrt(np.diag(self._cov_values)))
 
     @cached_property
     def tvalues(self) -> pd.DataFrame:
@@ -205,8 +231,7 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
     @cached_property
     def pvalues(self) -> pd.DataFrame:
         """Two-sided normal p-values of :attr:`tvalues`."""
-        return self._by_level(2.0 * stats.norm.sf(np.abs(self.tvalues.to_numpy().T.ravel())),
-                              "level")
+        return self._by_level(2.0 * stats.norm.sf(np.abs(self.tvalues.to_numpy().T.ravel())))
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Wald confidence intervals: rows (level, term), columns ``lower`` and ``upper``."""

@@ -268,41 +268,70 @@ def softmax_parts(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = np.maximum(eta[:, 0], 0.0)
         for j in range(1, k1):
             np.maximum(m, eta[:, j], out=m)
-        e = np.exp(eta - m[:, None])
-        s = e[:, 0].copy()
-        for j in range(1, k1):
+        e = np.subtract(eta, m[:, None])
+        np.exp(e, out=e)
+        s = e[:, 0] + e[:, 1] if k1 > 1 else e[:, 0].copy()
+        for j in range(2, k1):
             s += e[:, j]  # the order of e.sum(axis=1) for fewer than 8 terms
     else:
         m = np.maximum(eta.max(axis=1, initial=0.0), 0.0)
         e = np.exp(eta - m[:, None])
         s = e.sum(axis=1)
     e0 = np.exp(-m)
-    total = e0 + s  # in [1, K]: no overflow, no log(0)
-    return m + np.log(total), e / total[:, None], e0 / total
+    total = np.add(e0, s, out=s)  # in [1, K]: no overflow, no log(0)
+    lse = np.log(total)
+    lse += m
+    e /= total[:, None]
+    e0 /= total
+    return lse, e, e0
 
 
-def _observed_eta(eta: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """The linear predictor of each row's observed level (0 for the reference level)."""
+def _level_rows(codes: np.ndarray, k1: int) -> list[np.ndarray] | None:
+    """``codes == j + 1`` for each non-reference level j (None for many levels, where the
+    helpers below gather instead): computed once per block for :func:`_observed_eta` and
+    :func:`_residual`."""
+    return [codes == j + 1 for j in range(k1)] if k1 <= 8 else None
+
+
+def _observed_eta(eta: np.ndarray, codes: np.ndarray,
+                  rows: list[np.ndarray] | None = None) -> np.ndarray:
+    """The linear predictor of each row's observed level (0 for the reference level);
+    ``rows``: :func:`_level_rows` of ``codes``, when the caller has them."""
     k1 = eta.shape[1]
     if k1 > 8:
         return np.where(codes > 0, eta[np.arange(eta.shape[0]), np.maximum(codes - 1, 0)], 0.0)
+    rows = _level_rows(codes, k1) if rows is None else rows
     out = np.zeros(eta.shape[0])
     for j in range(k1):  # a few masked copies beat a gather
-        np.copyto(out, eta[:, j], where=codes == j + 1)
+        np.copyto(out, eta[:, j], where=rows[j])
     return out
 
 
+def _unit(weights: np.ndarray) -> bool:
+    """Whether ``weights`` is the broadcast 1.0 a source gives when there are none:
+    multiplying by it changes no bit, so it is skipped."""
+    return weights.strides[0] == 0 and weights[:1].tolist() == [1.0]
+
+
+def _no_offset(offset: np.ndarray) -> bool:
+    """Whether ``offset`` is the broadcast 0.0 a source gives when there is none: adding it
+    changes no value, so it is skipped."""
+    return offset.strides[0] == 0 and offset[:1].tolist() == [0.0]
+
+
 def _residual(codes: np.ndarray, weights: np.ndarray, prob: np.ndarray,
-              q: np.ndarray) -> np.ndarray:
+              q: np.ndarray, rows: list[np.ndarray] | None = None) -> np.ndarray:
     """``f (t - p)`` per row and non-reference level (``t`` the indicator of the observed
-    level), with ``1 - p`` taken from ``q`` (accurate)."""
+    level), with ``1 - p`` taken from ``q`` (accurate); ``rows`` as for
+    :func:`_observed_eta`."""
     k1 = prob.shape[1]
     if k1 > 8:
         return weights[:, None] * np.where(codes[:, None] == np.arange(1, k1 + 1), q, -prob)
+    rows = _level_rows(codes, k1) if rows is None else rows
     out = np.negative(prob)
     for j in range(k1):
-        np.copyto(out[:, j], q[:, j], where=codes == j + 1)
-    if not (weights.strides[0] == 0 and weights[:1].tolist() == [1.0]):  # unit weights: as is
+        np.copyto(out[:, j], q[:, j], where=rows[j])
+    if not _unit(weights):
         out *= weights[:, None]
     return out
 
@@ -317,9 +346,13 @@ def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
             big = prob[:, j] > 0.5
             if not big.any():
                 continue
-            others = np.zeros(prob.shape[0])
-            for k in range(k1):  # in the order of the sum below
-                if k != j:
+            # prob_ref + the other levels' probabilities, summed in the order of the sum below
+            # (starting from the first term is starting from 0: the terms are not negative)
+            rest = [k for k in range(k1) if k != j]
+            others = prob[:, rest[0]] if rest else np.zeros(prob.shape[0])  # read only
+            if len(rest) > 1:
+                others = others + prob[:, rest[1]]
+                for k in rest[2:]:
                     others += prob[:, k]
             np.copyto(q[:, j], prob_ref + others, where=big)
         return q
@@ -384,18 +417,22 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
             """The block's log-likelihood and, with ``derivatives``, its gradient (p, K-1) and
             Hessian; a log-likelihood of -inf marks a trial step far out (newton() then halves
             it), whose derivatives are never used."""
-            xb, fb, cb = b.X, b.weights, b.y.astype(np.intp, copy=False)
+            xb, fb, cb, ob = b.X, b.weights, b.y.astype(np.intp, copy=False), b.offset
             with np.errstate(over="ignore", invalid="ignore"):
-                eta = xb @ B + b.offset[:, None]
-            if not np.all(np.isfinite(eta)):
+                eta = xb @ B
+                if not _no_offset(ob):
+                    eta += ob[:, None]
+            if not np.isfinite(eta).all():
                 return (-np.inf, 0.0, 0.0, 0) if derivatives else -np.inf
             lse, prob, p0 = softmax_parts(eta)
-            obs = _observed_eta(eta, cb)
-            loglik = float(fb @ (obs - lse))
+            rows = _level_rows(cb, k1)
+            obs = _observed_eta(eta, cb, rows)
+            obs -= lse
+            loglik = float(fb @ obs)
             if not derivatives:
                 return loglik
             q = _complement(prob, p0)
-            grad = xb.T @ _residual(cb, fb, prob, q)
+            grad = xb.T @ _residual(cb, fb, prob, q, rows)
             if frac <= 0.0 or not in_sample(b.start, frac):
                 return loglik, grad, 0.0, 0
             return loglik, grad, _hessian_block(xb, fb, prob, q), xb.shape[0]
@@ -429,13 +466,15 @@ def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
     k1 = prob.shape[1]
     block = np.empty((k1 * p, k1 * p))
     buf = np.empty_like(xb)
+    unit = _unit(fb)  # f p_j (...) is p_j (...) to the last bit
     for j in range(k1):
+        fp = prob[:, j] if unit else fb * prob[:, j]
         for k in range(j, k1):
-            v = fb * prob[:, j] * (q[:, j] if j == k else prob[:, k])
-            xs = np.multiply(xb, np.sqrt(v)[:, None], out=buf)
+            v = fp * (q[:, j] if j == k else prob[:, k])
+            xs = np.multiply(xb, np.sqrt(v, out=v)[:, None], out=buf)
             g = xs.T @ xs  # syrk
             if j == k:
-                block[j * p:(j + 1) * p, j * p:(j + 1) * p] = -g
+                np.negative(g, out=block[j * p:(j + 1) * p, j * p:(j + 1) * p])
             else:
                 block[j * p:(j + 1) * p, k * p:(k + 1) * p] = g
                 block[k * p:(k + 1) * p, j * p:(j + 1) * p] = g

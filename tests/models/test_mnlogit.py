@@ -497,3 +497,24 @@ def test_random_fits_are_at_a_maximum_or_report_separation(seed, n, k, p):
     dup = gc.MNLogit(np.repeat(y, w.astype(int)), np.repeat(X, w.astype(int), axis=0)).fit()
     np.testing.assert_allclose(res.llf, dup.llf, rtol=1e-9)
     np.testing.assert_allclose(res.params, dup.params, rtol=1e-5, atol=1e-7)
+
+
+def test_the_probability_symptom_is_decided_as_the_probabilities_would_decide_it():
+    from glmclass.models.mnlogit import PROB_TRIGGER, _probability_below
+    from glmclass.solvers.newton import softmax_parts
+
+    rng = np.random.default_rng(11)
+    for k1 in (1, 2, 4, 9):
+        for scale in (0.1, 1.0, 3.0, 5.0, 8.0, 20.0):
+            eta = rng.normal(scale=scale, size=(50, k1))
+            _, prob, p0 = softmax_parts(eta)
+            exact = min(prob.min(), p0.min()) < PROB_TRIGGER
+            assert _probability_below(eta, PROB_TRIGGER) == exact
+        # a row right at the trigger: the bound cannot decide, the probabilities do
+        for shift in (-1e-9, 0.0, 1e-9):
+            eta = np.zeros((3, k1))
+            eta[1, 0] = np.log(PROB_TRIGGER) + np.log1p(k1) + shift
+            _, prob, p0 = softmax_parts(eta)
+            assert _probability_below(eta, PROB_TRIGGER) == (min(prob.min(), p0.min())
+                                                             < PROB_TRIGGER)
+    assert not _probability_below(np.zeros((0, 2)), PROB_TRIGGER)

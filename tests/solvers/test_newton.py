@@ -203,3 +203,22 @@ def test_softmax_complement_and_residual_agree_with_the_dense_formulas(k1):
                                rtol=1e-15)
     np.testing.assert_array_equal(_observed_eta(eta, codes),
                                   np.where(codes > 0, full[np.arange(500), codes], 0.0))
+
+
+@pytest.mark.parametrize("k", [2, 4, 11])
+def test_absent_weights_and_offset_skip_work_without_changing_a_bit(k):
+    # a source without weights or offset gives broadcast 1.0 and 0.0, which the objective
+    # skips; explicit ones and zeros go through the multiplications and the addition
+    rng = np.random.default_rng(k)
+    n = 400
+    x = np.column_stack([np.ones(n), rng.normal(size=(n, 3))])
+    codes = rng.integers(0, k, n)
+    coef = rng.normal(scale=0.5, size=(k - 1) * 4)
+    bare = multinomial_deviance(ArrayBlocks(x, codes), k)(coef, True)
+    given = multinomial_deviance(ArrayBlocks(x, codes, np.ones(n), np.zeros(n)), k)(coef, True)
+    np.testing.assert_array_equal(bare[1], given[1])
+    np.testing.assert_array_equal(bare[2], given[2])
+    # NumPy sums a dot product with a broadcast vector in another order: the last bit or so
+    np.testing.assert_allclose(bare[0], given[0], rtol=1e-15)
+    no_offset = multinomial_deviance(ArrayBlocks(x, codes, None, np.zeros(n)), k)(coef, True)
+    assert no_offset[0] == bare[0]
