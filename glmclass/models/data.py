@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,15 @@ def intercept_index(X: np.ndarray) -> int | None:
         if np.all(X[:, j] == 1.0):
             return int(j)
     return None
+
+
+@lru_cache(maxsize=256)
+def names_index(names: tuple, types: tuple) -> pd.Index:
+    """The Index of a tuple of column names, shared by the models with those names (an Index
+    is immutable): a bootstrap loop's refits would otherwise rebuild the same Index of strings
+    every time (~50 us, more than a small fit's arithmetic). ``types`` (the names' types) is
+    part of the key, since 1, 1.0 and True are equal as keys but not as labels."""
+    return pd.Index(list(names))
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,8 @@ class ModelData:
     def exog_index(self) -> pd.Index:
         """``exog_names`` as a pandas Index, made once: every labelled result reuses it (an
         Index of strings costs more to build than the rest of a small Series)."""
-        return pd.Index(self.exog_names)
+        names = tuple(self.exog_names)
+        return names_index(names, tuple(map(type, names)))
 
     def without_intercept(self) -> ModelData:
         """The same data with the intercept column removed from the design (and from the

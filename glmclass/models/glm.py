@@ -25,7 +25,6 @@ from ..results.glm import GLMResults
 from ..results.regularized import RegularizationPath, RegularizedResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
-from ..solvers.gram import column_abs_max
 from ..solvers.irls import Control
 from . import gradient_fit as GF
 from . import regularization_path as PATH
@@ -152,7 +151,7 @@ class MLEGLM(GLMBase):
             return None
         keep = ~results._fit.aliased
         names = tuple(self.exog_names)
-        scale = column_abs_max(self.problem.blocks().take_columns(keep))
+        scale = self.problem.column_scale(keep)
         explode = S.exploding(results._fit.coef[keep], results._bare_se(), scale)
         directions = np.zeros(keep.size, dtype=int)
         cells = self.data.nrows * int(keep.sum())

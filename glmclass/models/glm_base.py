@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from .. import families as F
-from ..blocks import ArrayBlocks, Block, RowBlocks
+from ..blocks import ArrayBlocks, Block, RowBlocks, block_rows
 from ..errors import ConvergenceWarning, RankDeficientWarning
 from ..solvers.gram import column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
@@ -167,7 +167,22 @@ class GLMProblem:
 
     def linear_predictor(self, coef: np.ndarray) -> np.ndarray:
         """eta = X coef + offset on every row (aliased columns, NaN in ``coef``, count 0)."""
-        return self.blocks().linear_predictor(np.where(np.isnan(coef), 0.0, coef))
+        coef = np.where(np.isnan(coef), 0.0, coef)
+        if self._one_block:  # what the block source computes for its one block
+            eta = self.exog @ coef
+            eta += self.offset
+            return eta
+        return self.blocks().linear_predictor(coef)
+
+    @cached_property
+    def _one_block(self) -> bool:
+        """Whether a block source over the design reads it as one block (a small float64
+        design in memory): passes then need no source at all."""
+        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
+            return False
+        X = self.exog
+        return (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
+                and 0 < X.shape[0] <= min(block_rows(X.shape[1]), block_rows(1)))
 
     def irls(self, control: Control, start: np.ndarray | None = None,
              penalty: Penalty | None = None, X: np.ndarray | None = None) -> IRLSFit:
@@ -206,7 +221,16 @@ class GLMProblem:
                    else b.offset + intercept)
             return float(np.sum(b.weights * fam.unit_deviance(b.y, eta)))
 
+        if self._one_block:  # the one block the source would read
+            return dev(Block(self.exog, self.endog, self.prior_weights, self.offset, 0))
         return self.blocks(constant(1.0, self.data.nrows)[:, None]).reduce(dev, 0.0)
+
+    def column_scale(self, keep: np.ndarray) -> np.ndarray:
+        """``max |x_j|`` of the kept columns (the scale of the separation symptoms)."""
+        if self._one_block:
+            X = self.exog if keep.all() else self.exog[:, keep]
+            return np.abs(X).max(axis=0) if X.shape[1] else np.zeros(0)
+        return column_abs_max(self.blocks().take_columns(keep))
 
     def loglik(self, eta: np.ndarray, nobs: float) -> float:
         """Log-likelihood at ``eta`` (the Gaussian dispersion at its maximum-likelihood value,

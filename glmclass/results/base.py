@@ -84,10 +84,15 @@ class WaldMixin:
     df_resid: float
     _use_t: bool = False
 
+    @property
+    def _cov_values(self) -> np.ndarray:
+        """``_cov`` as an array (a results class may keep the array and label it lazily)."""
+        return self._cov.to_numpy()
+
     @cached_property
     def bse(self) -> pd.Series:
         """Standard errors, the square roots of the diagonal of ``cov_params()``."""
-        return pd.Series(np.sqrt(np.diag(self._cov.to_numpy())), index=self.params.index,
+        return pd.Series(np.sqrt(self._cov_values.diagonal()), index=self.params.index,
                          name="bse")
 
     @cached_property

@@ -130,18 +130,25 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     @cached_property
-    def _cov(self) -> pd.DataFrame:
-        names = self.model.data.exog_index
+    def _cov_values(self) -> np.ndarray:
+        """The covariance as an array (NaN for aliased columns): ``bse`` needs no labels."""
         keep = self._keep
-        full = np.full((len(names), len(names)), np.nan)
+        full = np.full((keep.size, keep.size), np.nan)
         if self._bread is None:
             warnings.warn(
                 f"the {self.information} information matrix is not positive definite at the "
                 "estimates; standard errors are NaN (the fit may not be at a maximum)",
                 GlmclassWarning, stacklevel=3)
+        elif keep.all():
+            full[:] = self._cov_kept()
         else:
             full[np.ix_(keep, keep)] = self._cov_kept()
-        return pd.DataFrame(full, index=names, columns=names, copy=False)
+        return full
+
+    @cached_property
+    def _cov(self) -> pd.DataFrame:
+        names = self.model.data.exog_index
+        return pd.DataFrame(self._cov_values, index=names, columns=names, copy=False)
 
     def _cov_kept(self) -> np.ndarray:
         """The covariance of the estimable coefficients that ``cov_type`` asks for: the
