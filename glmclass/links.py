@@ -246,10 +246,10 @@ class Probit(Link):
         return special.log_ndtr(-np.asarray(eta))
 
     def inverse_logs(self, eta):
-        """From the smaller tail ``a = Phi(-|eta|)`` alone: ``log a``, ``log1p(-a)`` and
+        """From the smaller tail ``a = Phi(-abs(eta))`` alone: ``log a``, ``log1p(-a)`` and
         ``mu`` (``a`` or ``1 - a``), one ``ndtr`` and two logs instead of two ``log_ndtr``
         and an ``ndtr`` (2x faster); ``log_ndtr``'s asymptotic series only where ``a``
-        underflows (|eta| > 37)."""
+        underflows (``abs(eta) > 37``)."""
         if type(self) is not Probit:  # a subclass may redefine the inverse
             return super().inverse_logs(eta)
         eta = np.asarray(eta, dtype=float)

@@ -20,7 +20,6 @@ from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import (
     GRAM_CLEAR,
-    NotPositiveDefinite,
     clearly_full_rank,
     min_pivot,
     spd_inverse,
@@ -28,6 +27,7 @@ from ..numerics.linalg import (
 )
 from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
+from .irls_steps import _domain_check, _is_pd, _kept, _penalised, _step
 from .rank import aliased_design_columns, deciding_factor, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
@@ -532,87 +532,3 @@ def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
         if step < 1e-13:
             break
     return coef, dev, obj, g, r
-
-
-def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:
-    """``family.valid`` for the blocks of eta, mostly at the cost of a min and a max.
-
-    Whether eta is in the family's domain is decided by its extremes (log V is finite on an
-    interval of eta, see :meth:`Family.valid`), so a block whose extremes lie in an interval
-    already found valid is valid; ``family.valid`` runs only on blocks that widen it (a few per
-    fit instead of every block: ~3 % of a logit fit at N = 1e6, p = 50). When the interval has
-    to grow, the interval of twice the block's span around it is tried first: where it is
-    valid (e.g. the whole working range of the logit), later iterations, whose extremes grow
-    a little at each step, find it known.
-    """
-    known = [np.inf, -np.inf]  # an interval found valid (empty at first)
-
-    def valid(eta: np.ndarray) -> bool:
-        lo, hi = np.minimum.reduce(eta), np.maximum.reduce(eta)  # eta.min(), eta.max()
-        if known[0] <= lo and hi <= known[1]:  # NaN compares False: checked in full
-            return True
-        if -1e300 < lo and hi < 1e300:  # (NaN fails) no overflow below
-            span = hi - lo + 1.0
-            wide = np.array([lo - span, hi + span])
-            if family.valid(wide):  # then so is every eta between lo and hi
-                lo, hi = wide
-            elif not family.valid(eta):
-                return False
-        elif not family.valid(eta):
-            return False
-        known[:] = min(known[0], lo), max(known[1], hi)
-        return True
-
-    return valid
-
-
-def _penalised(g: np.ndarray, penalty: Penalty | None) -> np.ndarray:
-    """X'WX plus the prior precision: the Hessian of the penalised objective (over 2)."""
-    return g if penalty is None else g + penalty.precision
-
-
-def _kept(a: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
-    """The rows and columns ``keep`` of a square matrix (``a`` itself for None: all)."""
-    return a if keep is None else a[np.ix_(keep, keep)]
-
-
-def _is_pd(a: np.ndarray) -> bool:
-    try:
-        np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        return False
-    return True
-
-
-def _step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | None,
-          coef: np.ndarray | None, factor: tuple | None = None) -> np.ndarray:
-    """The next coefficients (0 for aliased columns; ``keep`` None: every column is kept;
-    ``factor``: the Cholesky factor of the system when it has been made, see
-    :func:`~glmclass.numerics.linalg.spd_solve`).
-
-    From the starting means (``coef`` None) ``r`` is X'Wz and the step solves the weighted least
-    squares ``(X'WX + P) b = X'Wz + P m``; from coefficients ``r`` is the score X'u and the step
-    solves for the change, ``(X'WX + P) delta = X'u - P (coef - m)``. A :class:`QRSystem`
-    ``g`` (``r`` None) holds the same least-squares problem as a triangular factor.
-    """
-    if isinstance(g, QRSystem):
-        keep = g.keep
-        out = np.zeros(keep.shape[0]) if coef is None else np.where(keep, coef, 0.0)
-        out[keep] += g.solve()
-        return out
-    sel = slice(None) if keep is None else keep  # a slice: views, not copies
-    gk, rk = _kept(g, keep), r[sel]
-    if penalty is not None:
-        pk = _kept(penalty.precision, keep)
-        gk = gk + pk
-        if coef is None:
-            rk = rk + pk @ penalty.mean[sel]
-        else:
-            rk = rk - pk @ (coef[sel] - penalty.mean[sel])
-    out = np.zeros(g.shape[0]) if coef is None else (
-        coef.copy() if keep is None else np.where(keep, coef, 0.0))
-    try:
-        out[sel] += spd_solve(gk, rk, factor)
-    except NotPositiveDefinite:
-        out[sel] += np.linalg.lstsq(gk, rk, rcond=None)[0]
-    return out
