@@ -73,6 +73,11 @@ class Control:
 #: Fewest rows (and kept columns) for which ``Control(direction="auto")`` samples the Gram: below
 #: them a full pass costs little more than a gradient pass, and R's IRLS iterates are kept.
 SAMPLED_MIN_ROWS = 100_000
+#: For a canonical link (logit) sampling starts at this many times :data:`SAMPLED_MIN_ROWS`:
+#: exact IRLS is then plain Newton (no observed-Hessian polishing, which the sampled steps
+#: replace for the other links), and it was 15-25 % faster at 1e5 rows (p = 30-200), about as
+#: fast at 1.5e5 and 4-25 % slower from 2e5 (benchmarks/README.md, issue 14 round two).
+CANONICAL_ROWS_FACTOR = 1.5
 SAMPLED_MIN_COLS = 24
 #: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` the bound on the start Gram's
 #: pivots must be for a fit without a full start pass (it absorbs that Gram's rounding).
@@ -291,7 +296,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         def start_eta(b: Block) -> np.ndarray:
             return family.start_eta(b.y, b.weights)
 
-        if shift is None and _use_sampled(control, blocks, keep):
+        if shift is None and _use_sampled(control, blocks, keep, family):
             fit = _sampled_start(blocks, family, frame, penalty, control, terms, start_eta)
             if fit is not None:
                 return fit
@@ -333,7 +338,7 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
         else:
             dev, obj_old, g, r = run(coef_old, check=False)
 
-    if not qr_mode and _use_sampled(control, blocks, keep):
+    if not qr_mode and _use_sampled(control, blocks, keep, family):
         return _sampled(blocks, family, frame, keep, aliased, penalty, control, coef_old,
                         State(obj_old, r, g, (dev, None)), lambda b, e: terms(b, e, False),
                         exact=coef_old is None)
@@ -390,9 +395,11 @@ def _irls(blocks: RowBlocks, family: Family, frame: _Frame, start: np.ndarray | 
     return IRLSFit(out, dev, g, aliased, it, converged, tuple(history), message, frame.t, g_shift)
 
 
-def _use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray) -> bool:
+def _use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
+                 family: Family) -> bool:
     if control.direction == "auto":
-        return (blocks.sample_hessians and blocks.n_rows >= SAMPLED_MIN_ROWS
+        rows = SAMPLED_MIN_ROWS * (CANONICAL_ROWS_FACTOR if family.is_canonical else 1.0)
+        return (blocks.sample_hessians and blocks.n_rows >= rows
                 and int(keep.sum()) >= SAMPLED_MIN_COLS)
     return control.direction == "sampled" and bool(keep.any())
 

@@ -18,7 +18,14 @@ from glmclass import families as F
 from glmclass import links as L
 from glmclass.blocks import ArrayBlocks, block_rows
 from glmclass.solvers import newton as NW
-from glmclass.solvers.irls import SAMPLED_MIN_COLS, SAMPLED_MIN_ROWS, Control, Penalty, irls
+from glmclass.solvers.irls import (
+    CANONICAL_ROWS_FACTOR,
+    SAMPLED_MIN_COLS,
+    SAMPLED_MIN_ROWS,
+    Control,
+    Penalty,
+    irls,
+)
 
 
 def _data(n, p, seed, link="logit", scale=1.0):
@@ -149,7 +156,12 @@ def test_auto_samples_only_at_large_n(monkeypatch):
         return out
 
     monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
-    X, y = _data(SAMPLED_MIN_ROWS, SAMPLED_MIN_COLS - 1, 5)
+    X, y = _data(int(SAMPLED_MIN_ROWS * CANONICAL_ROWS_FACTOR), SAMPLED_MIN_COLS - 1, 5)
+    gc.Logit(y[:SAMPLED_MIN_ROWS], X[:SAMPLED_MIN_ROWS]).fit()  # the logit samples later
+    assert not calls
+    gc.Probit(y[:SAMPLED_MIN_ROWS], X[:SAMPLED_MIN_ROWS]).fit()  # the probit already samples
+    assert len(calls) == 1
+    calls.clear()
     res = gc.Logit(y, X).fit()
     assert len(calls) == 1 and calls[0]["sample"] > 0 and calls[0]["full"] >= 1
     ref, info = plain_newton(X, y)
