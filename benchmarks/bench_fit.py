@@ -97,10 +97,9 @@ SUITES = {
 # --------------------------------------------------------------------------------------------
 # child process: one tool, one data set
 # --------------------------------------------------------------------------------------------
-def make_data(n: int, p: int, seed: int, intercept_column: bool):
-    """Design (with or without the column of ones) and 0/1 response, generated in place."""
-    beta = np.random.default_rng(seed + 1).uniform(-1.0, 1.0, p) * 2.0 / np.sqrt(p)
-    b0 = -0.5
+def _generate(n: int, p: int, seed: int, intercept_column: bool, respond):
+    """Design (with or without the column of ones) and response, generated in place in row
+    chunks: ``respond(z, rng)`` draws the chunk's responses from its standard-normal slopes."""
     rng = np.random.default_rng(seed)
     k = 1 if intercept_column else 0
     X = np.empty((n, p + k))
@@ -112,8 +111,19 @@ def make_data(n: int, p: int, seed: int, intercept_column: bool):
         e = min(s + chunk, n)
         z = rng.standard_normal((e - s, p))
         X[s:e, k:] = z
-        eta = b0 + z @ beta
-        y[s:e] = rng.random(e - s) < 1.0 / (1.0 + np.exp(-eta))
+        y[s:e] = respond(z, rng)
+    return X, y
+
+
+def make_data(n: int, p: int, seed: int, intercept_column: bool):
+    """Design (with or without the column of ones) and 0/1 response, generated in place."""
+    beta = np.random.default_rng(seed + 1).uniform(-1.0, 1.0, p) * 2.0 / np.sqrt(p)
+    b0 = -0.5
+
+    def respond(z, rng):
+        return rng.random(z.shape[0]) < 1.0 / (1.0 + np.exp(-(b0 + z @ beta)))
+
+    X, y = _generate(n, p, seed, intercept_column, respond)
     return X, y, np.concatenate([[b0], beta])
 
 
@@ -126,24 +136,16 @@ def make_multinomial(n: int, p: int, seed: int, intercept_column: bool, levels: 
         ``coef`` of shape ((K-1) (p+1),), level-major with the intercept first (glmclass's and
         statsmodels' order after a transpose).
     """
-    rng_b = np.random.default_rng(seed + 1)
-    B = rng_b.uniform(-1.0, 1.0, (p, levels - 1)) * 2.0 / np.sqrt(p)
+    B = np.random.default_rng(seed + 1).uniform(-1.0, 1.0, (p, levels - 1)) * 2.0 / np.sqrt(p)
     b0 = np.linspace(-0.3, 0.3, levels - 1)
-    rng = np.random.default_rng(seed)
-    k = 1 if intercept_column else 0
-    X = np.empty((n, p + k))
-    if k:
-        X[:, 0] = 1.0
-    y = np.empty(n)
-    chunk = 8192
-    for s in range(0, n, chunk):
-        e = min(s + chunk, n)
-        z = rng.standard_normal((e - s, p))
-        X[s:e, k:] = z
-        eta = np.column_stack([np.zeros(e - s), b0 + z @ B])
+
+    def respond(z, rng):
+        eta = np.column_stack([np.zeros(z.shape[0]), b0 + z @ B])
         pr = np.exp(eta - eta.max(axis=1, keepdims=True))
         pr /= pr.sum(axis=1, keepdims=True)
-        y[s:e] = (rng.random(e - s)[:, None] > np.cumsum(pr, axis=1)[:, :-1]).sum(axis=1)
+        return (rng.random(z.shape[0])[:, None] > np.cumsum(pr, axis=1)[:, :-1]).sum(axis=1)
+
+    X, y = _generate(n, p, seed, intercept_column, respond)
     return X, y, np.vstack([b0, B]).T.ravel()
 
 
