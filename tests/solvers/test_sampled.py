@@ -120,7 +120,22 @@ def test_sampled_irls_with_weights_offset_shift_and_prior():
     np.testing.assert_allclose(fit.gram_shifted, exact.gram_shifted, rtol=1e-7)
 
 
-def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(monkeypatch):
+@pytest.fixture
+def sampled_passes(monkeypatch):
+    """The ``passes`` record of every :func:`sampled_newton` run by IRLS during the test."""
+    calls = []
+    original = S.sampled_newton
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        calls.append(out.passes)
+        return out
+
+    monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
+    return calls
+
+
+def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(sampled_passes):
     X, y = _data(60_000, 24, 4)
     frac = S.sample_fraction(X.shape[0], X.shape[1] + 1)
     assert frac < 0.5
@@ -131,31 +146,15 @@ def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(monkeypatch):
     y[start:start + 20] = 1.0
     y[start + 20:start + 30] = 0.0
     ref, _ = plain_newton(X, y)
-    passes = []
-    original = S.sampled_newton
-
-    def spy(*args, **kwargs):
-        out = original(*args, **kwargs)
-        passes.append(out.passes)
-        return out
-
-    monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
+    passes = sampled_passes
     fit = irls(ArrayBlocks(X, y, rows=2000), F.Binomial(), control=Control(direction="sampled"),
                intercept=0)
     assert fit.converged and passes[0]["full"] >= 2  # the singular sample sent it to all rows
     np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
 
 
-def test_auto_samples_only_at_large_n(monkeypatch):
-    calls = []
-    original = S.sampled_newton
-
-    def spy(*args, **kwargs):
-        out = original(*args, **kwargs)
-        calls.append(out.passes)
-        return out
-
-    monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
+def test_auto_samples_only_at_large_n(sampled_passes):
+    calls = sampled_passes
     X, y = _data(int(SAMPLED_MIN_ROWS * CANONICAL_ROWS_FACTOR), SAMPLED_MIN_COLS - 1, 5)
     gc.Logit(y[:SAMPLED_MIN_ROWS], X[:SAMPLED_MIN_ROWS]).fit()  # the logit samples later
     assert not calls
