@@ -251,36 +251,6 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         return self._cov.copy()
 
     # --- prediction ---------------------------------------------------------------------------
-    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5,
-                exposure=None):
-        """Predictions in-sample (``exog=None``) or for new data through the stored design.
-
-        Parameters
-        ----------
-        exog : pandas.DataFrame or array-like, optional
-            New data: a DataFrame with the formula's columns, or a design matrix for array
-            models.
-        which : {"mean", "prob", "linear", "class"}
-            The mean (a Series of probabilities of the second level for binary models), the
-            probabilities of both levels (a DataFrame), the linear predictor, or the predicted
-            label (the contract of :mod:`glmclass.models.base`).
-        offset : array-like, optional
-            Offset of the rows to predict; replaces the model's offset (in-sample) or the one
-            the formula defines (``offset()`` terms, columns named by ``offset=``/``exposure=``,
-            read from new data). Default: that offset, else 0.
-        threshold : float
-            Probability above which ``which="class"`` predicts the second level.
-        exposure : array-like, optional
-            Exposures of the rows to predict (log link): ``log(exposure)`` is added to the
-            offset, as statsmodels does.
-
-        Returns
-        -------
-        pandas.Series or pandas.DataFrame
-        """
-        eta, index, _ = self._linear(exog, offset, exposure)
-        return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
-
     def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
         """Predictions with delta-method standard errors and confidence intervals.
 

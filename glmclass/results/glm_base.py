@@ -166,7 +166,8 @@ class GLMBaseResults:
             eta = eta + off
         return eta, index, (X if exog is not None else None)
 
-    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5):
+    def predict(self, exog=None, which: str = "mean", offset=None, threshold: float = 0.5,
+                exposure=None):
         """Predictions in-sample (``exog=None``) or for new data through the stored design.
 
         Parameters
@@ -175,19 +176,24 @@ class GLMBaseResults:
             New data: a DataFrame with the formula's columns, or a design matrix for array
             models.
         which : {"mean", "prob", "linear", "class"}
-            Probabilities of the second level (a Series), of both levels (a DataFrame), the
-            linear predictor, or the predicted label (the contract of
-            :mod:`glmclass.models.base`).
+            The mean (a Series of probabilities of the second level for binary models), the
+            probabilities of both levels (a DataFrame), the linear predictor, or the predicted
+            label (the contract of :mod:`glmclass.models.base`).
         offset : array-like, optional
-            Offset of the rows to predict (replaces the model's or the formula's).
+            Offset of the rows to predict; replaces the model's offset (in-sample) or the one
+            the formula defines (``offset()`` terms, columns named by ``offset=``/``exposure=``,
+            read from new data). Default: that offset, else 0.
         threshold : float
             Probability above which ``which="class"`` predicts the second level.
+        exposure : array-like, optional
+            Exposures of the rows to predict (log link): ``log(exposure)`` is added to the
+            offset, as statsmodels does.
 
         Returns
         -------
         pandas.Series or pandas.DataFrame
         """
-        eta, index, _ = self._linear(exog, offset)
+        eta, index, _ = self._linear(exog, offset, exposure)
         return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
 
     def _labels(self, p: np.ndarray, threshold: float, index) -> pd.Series:
