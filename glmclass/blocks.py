@@ -213,6 +213,22 @@ class RowBlocks(ABC):
     def intercept_only(self) -> RowBlocks:
         """The same rows (y, weights, offset) with a design of one column of ones."""
 
+    def subsample(self, n_rows: int) -> RowBlocks | None:
+        """About ``n_rows`` of the rows, every k-th one, as a source in memory; None when the
+        source cannot take them cheaply (it would need a pass of its own) or has fewer than
+        twice as many rows.
+
+        A systematic sample spreads over the whole source, so sorted rows (by the response, by
+        a covariate) are sampled evenly; a solver fits it first and starts the full fit from
+        that estimate (:func:`glmclass.solvers.irls.irls`).
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows wanted (at least 1).
+        """
+        return None
+
     def gathered(self) -> RowBlocks:
         """The same rows as a source a solver can make many cheap passes over: a
         :class:`OneBlock` when the rows are in memory and fit in one block, else ``self``.
@@ -343,6 +359,19 @@ class ArrayBlocks(RowBlocks):
     def intercept_only(self) -> RowBlocks:
         ones = np.broadcast_to(np.float64(1.0), (self._X.shape[0], 1))
         return self._derived(_X=ones, _cols=None)
+
+    def subsample(self, n_rows: int) -> RowBlocks | None:
+        step = self.n_rows // max(int(n_rows), 1)
+        if step < 2:
+            return None
+        at = np.arange(step // 2, self.n_rows, step)
+        if self._index is not None:
+            at = self._index[at]
+        X = self._X.take(at, axis=0) if self._X.strides[0] else self._X[: at.shape[0]]
+        if self._cols is not None:
+            X = X.take(self._cols, axis=1)
+        y = _take(self._y, at)
+        return ArrayBlocks(X, y, _take(self._weights, at), _take(self._offset, at))
 
     def gathered(self) -> RowBlocks:
         if not 0 < self.n_rows <= self.rows:

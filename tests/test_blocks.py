@@ -316,3 +316,51 @@ def test_a_gathered_source_derives_sources_as_its_source():
         for a, b in zip(spans(got) + [got.map(lambda b: b.X)],
                         spans(ref) + [ref.map(lambda b: b.X)], strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def _rows_of(src: RowBlocks):
+    return tuple(src.map(lambda b, f=f: f(b)) for f in (
+        lambda b: b.X, lambda b: b.y, lambda b: b.weights, lambda b: b.offset))
+
+
+@pytest.mark.parametrize("derived", ["plain", "taken rows and columns"])
+def test_subsample_is_every_kth_row_of_the_source(derived):
+    src = ArrayBlocks(X, Y, W, OFF, rows=100)
+    if derived != "plain":
+        src = src.take_rows(W > 0.8).take_columns(np.array([True, False, True, True, True]))
+    whole = _rows_of(src)
+    sub = src.subsample(100)
+    step = src.n_rows // 100
+    assert isinstance(sub, ArrayBlocks) and sub.n_cols == src.n_cols
+    for got, full in zip(_rows_of(sub), whole, strict=True):
+        np.testing.assert_array_equal(got, full[step // 2 :: step])
+
+
+def test_subsample_keeps_broadcast_defaults_and_declines_when_small():
+    sub = ArrayBlocks(X, Y).subsample(200)
+    assert sub.reduce(lambda b: b.weights.strides == (0,) and b.offset.strides == (0,), True,
+                      lambda a, b: a and b)
+    assert ArrayBlocks(X, Y).subsample(N // 2 + 1) is None  # fewer than twice the rows
+    assert ArrayBlocks(X, Y).gathered().subsample(10) is None  # one block: nothing to save
+
+
+def test_a_single_precision_gram_pass_differs_only_in_the_gram():
+    src = ArrayBlocks(X, Y, W, OFF, rows=128)
+    coef = np.array([0.1, 0.4, -0.3, 0.2, 0.0])
+
+    def terms(b, eta):
+        return F.Binomial().irls_terms(b.y, eta, b.weights)
+
+    shift = np.array([0.0, 0.3, 0.0, -0.2, 0.1])
+    for sh in (None, shift):
+        dev64, g64, r64 = fused_pass(src, None, terms, coef=coef, shift=sh)
+        dev32, g32, r32 = fused_pass(src, None, terms, coef=coef, shift=sh,
+                                     gram_dtype=np.float32)
+        assert dev32 == dev64 and g32.dtype == np.float64
+        np.testing.assert_array_equal(r32, r64)
+        np.testing.assert_allclose(g32, g64, rtol=1e-5, atol=1e-6 * np.abs(g64).max())
+        assert not np.array_equal(g32, g64)  # it was made in single precision
+        gathered = ArrayBlocks(X, Y, W, OFF).gathered()
+        assert isinstance(gathered, OneBlock)
+        one = fused_pass(gathered, None, terms, coef=coef, shift=sh, gram_dtype=np.float32)
+        np.testing.assert_allclose(one[1], g64, rtol=1e-5, atol=1e-6 * np.abs(g64).max())

@@ -67,6 +67,8 @@ def test_derived_sources():
                                rtol=1e-13)
     with pytest.raises(ValueError, match="shape"):
         db.take_rows(mask[:10])
+    # no warm-start sample from partitions (it would cost a pass of its own), no sampling
+    assert db.subsample(100) is None and not db.sample_hessians
 
 
 def test_irls_is_the_same_solver():
