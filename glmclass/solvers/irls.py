@@ -20,6 +20,7 @@ from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import (
     GRAM_CLEAR,
+    NotPositiveDefinite,
     clearly_full_rank,
     min_pivot,
     spd_inverse,
@@ -55,9 +56,10 @@ class Control:
         iteration makes a full float64 X'WX (R's IRLS). ``"sampled"``: Newton steps from
         the exact score with the Gram of a row sample (or of an earlier point) and a full
         float64 Gram only to confirm convergence (:mod:`glmclass.solvers.sampled`): the same
-        estimates (to ~``tol`` standard errors) for a fraction of the cost at large N.
-        ``"auto"`` samples from :data:`SAMPLED_MIN_ROWS` rows and :data:`SAMPLED_MIN_COLS`
-        columns on, on sources that allow it (``RowBlocks.sample_hessians``: not on Dask).
+        estimates (to ~``tol`` standard errors) for a fraction of the cost at large N;
+        without a ``start`` it starts from the fit of a systematic sample of the rows
+        (:func:`_warm_start`). ``"auto"`` samples from :data:`SAMPLED_MIN_ROWS` rows on, on
+        sources that allow it (``RowBlocks.sample_hessians``: not on Dask).
 
     The size of a block of rows is the row source's business, not the solver's.
     """
@@ -70,15 +72,15 @@ class Control:
     direction: str = "auto"
 
 
-#: Fewest rows (and kept columns) for which ``Control(direction="auto")`` samples the Gram: below
-#: them a full pass costs little more than a gradient pass, and R's IRLS iterates are kept.
+#: Fewest rows for which ``Control(direction="auto")`` samples the Gram: below them a full pass
+#: costs little more than a gradient pass, and R's IRLS iterates are kept.
 SAMPLED_MIN_ROWS = 100_000
 #: For a canonical link (logit) sampling starts at this many times :data:`SAMPLED_MIN_ROWS`:
 #: exact IRLS is then plain Newton (no observed-Hessian polishing, which the sampled steps
-#: replace for the other links), and it was 15-25 % faster at 1e5 rows (p = 30-200), about as
-#: fast at 1.5e5 and 4-25 % slower from 2e5 (benchmarks/README.md, issue 14 round two).
+#: replace for the other links); with the sample fit's start the two were as fast at 1e5-2e5
+#: rows and sampling 5-40 % faster from 3e5 for p = 2 to 200 (benchmarks/README.md, issue 14
+#: round three).
 CANONICAL_ROWS_FACTOR = 1.5
-SAMPLED_MIN_COLS = 24
 #: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` the bound on the start Gram's
 #: pivots must be for a fit without a full start pass (it absorbs that Gram's rounding).
 RANK_MARGIN = 100.0
@@ -399,8 +401,7 @@ def _use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
                  family: Family) -> bool:
     if control.direction == "auto":
         rows = SAMPLED_MIN_ROWS * (CANONICAL_ROWS_FACTOR if family.is_canonical else 1.0)
-        return (blocks.sample_hessians and blocks.n_rows >= rows
-                and int(keep.sum()) >= SAMPLED_MIN_COLS)
+        return blocks.sample_hessians and blocks.n_rows >= rows and bool(keep.any())
     return control.direction == "sampled" and bool(keep.any())
 
 
@@ -421,14 +422,6 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
     column without a QR, exactly as the full start pass decides.
     """
     p = blocks.n_cols
-    frac = sample_fraction(blocks.n_rows, p)
-    dev, r, g = score_pass(blocks, lambda b, e: terms(b, e, False, False, wz=True), None,
-                           sample=frac, eta=start_eta)
-    if frame.intercept is not None and np.all(np.diag(g) >= 0) and (
-            shift_from_gram(g, frame.intercept) is not None):
-        return None  # large means: the full start pass decides the shift
-    if not gram_decides(_penalised(g, penalty), None, frame.intercept):
-        return None
 
     def ratio_range(b: Block, w_final: np.ndarray) -> np.ndarray:
         w_start = family.irls_terms(b.y, start_eta(b), b.weights)[0]
@@ -439,20 +432,68 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
         return np.array([ratio.min(initial=np.inf), -ratio.max(initial=-np.inf)])
 
     keep = np.ones(p, dtype=bool)
+    warm = _warm_start(blocks, family, frame, penalty, control)
+    if warm is not None:
+        return _sampled(blocks, family, frame, keep, ~keep, penalty, control, warm[0], None,
+                        lambda b, e: terms(b, e, False), False, ratio_range, warm[1])
+    frac = sample_fraction(blocks.n_rows, p)
+    dev, r, g = score_pass(blocks, lambda b, e: terms(b, e, False, False, wz=True), None,
+                           sample=frac, eta=start_eta)
+    if frame.intercept is not None and np.all(np.diag(g) >= 0) and (
+            shift_from_gram(g, frame.intercept) is not None):
+        return None  # large means: the full start pass decides the shift
+    if not gram_decides(_penalised(g, penalty), None, frame.intercept):
+        return None
     return _sampled(blocks, family, frame, keep, ~keep, penalty, control, None,
                     State(dev, r, g, (dev, None)), lambda b, e: terms(b, e, False), False,
                     ratio_range)
 
 
+def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,
+                control: Control) -> tuple[np.ndarray, RowBlocks] | None:
+    """Coefficients of the exact IRLS fit of a systematic sample of the rows
+    (:meth:`~glmclass.blocks.RowBlocks.subsample`, the size of the Hessian's sample), to start
+    the full fit from, and that sample (its Gram then stands for the full one: unlike whole
+    blocks, every k-th row is a fair sample of rows sorted by the response or a covariate);
+    None when the source cannot sample or the sample's fit is not a clean one (no
+    convergence, a column aliased or near the span of others, large column means).
+
+    The sample's estimate is a few standard errors from the full one, so the sampled Newton
+    steps from it need about half the passes that they need from R's starting means; a poor
+    sample (e.g. rows in a periodic order) only costs passes: convergence is still confirmed
+    by a full pass's exact Newton decrement.
+    """
+    m = int(math.ceil(sample_fraction(blocks.n_rows, blocks.n_cols) * blocks.n_rows))
+    sub = blocks.subsample(m)
+    if sub is None:
+        return None
+    pen = None if penalty is None else Penalty(penalty.precision * (sub.n_rows / blocks.n_rows),
+                                               penalty.mean)
+    ctrl = Control(control.maxiter, control.tol, control.maxhalf, control.hessian,
+                   direction="exact")
+    try:
+        with np.errstate(all="ignore"):
+            fit = irls(sub, family, None, ctrl, pen, frame.intercept)
+    except (DataError, NotPositiveDefinite):
+        return None
+    if (not fit.converged or fit.aliased.any() or fit.transform is not None
+            or not np.isfinite(fit.coef).all()
+            or not gram_decides(_penalised(fit.gram, pen), None, frame.intercept)):
+        return None
+    return fit.coef, sub
+
+
 def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
              aliased: np.ndarray, penalty: Penalty | None, control: Control,
-             coef: np.ndarray | None, state: State, terms: Callable, exact: bool,
-             ratio_range: Callable | None = None) -> IRLSFit | None:
+             coef: np.ndarray | None, state: State | None, terms: Callable, exact: bool,
+             ratio_range: Callable | None = None,
+             sub: RowBlocks | None = None) -> IRLSFit | None:
     """The iterations after the set-up by :func:`~glmclass.solvers.sampled.sampled_newton`:
     Fisher-scoring directions from sampled Gram matrices and the exact score, ending at a full
     float64 pass (the Gram returned is the Fisher Gram at the estimates). With
     ``ratio_range`` (see :func:`_sampled_start`), None when the final pass cannot confirm that
-    no column is aliased."""
+    no column is aliased. The sampled Gram is that of ``sub`` (rows of ``blocks``) scaled to
+    all rows, or else of a share of the blocks (:func:`~glmclass.solvers.sampled.in_sample`)."""
     shift = frame.shift
     frac = sample_fraction(blocks.n_rows, int(keep.sum()))
     pk = None if penalty is None else penalty.precision[np.ix_(keep, keep)]
@@ -462,6 +503,13 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
         if mode == "full":
             dev, g, r, *low = fused_pass(blocks, None, terms, coef=c, shift=shift,
                                          extremes=ratio_range)
+        elif mode == "hessian":  # for directions only: single precision, no rank check
+            dev, g, r = fused_pass(blocks, None, terms, coef=c, shift=shift,
+                                   gram_dtype=np.float32)
+        elif mode == "sample" and sub is not None:
+            dev, r, _ = score_pass(blocks, terms, c, shift)
+            g = fused_pass(sub, None, terms, coef=c, shift=shift)[1]
+            g *= blocks.n_rows / sub.n_rows
         else:
             dev, r, g = score_pass(blocks, terms, c, shift, frac if mode == "sample" else 0.0)
         obj = dev + (penalty.value(c) if penalty is not None else 0.0)
@@ -483,6 +531,10 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
             gk = gk + pk
         return float(dk @ gk @ dk)
 
+    if state is None:  # a warm start: the first pass is a sampled one at ``coef``
+        state = evaluate(coef, "sample")
+        if not math.isfinite(state.objective):
+            return None
     fit = sampled_newton(evaluate, solve, decrement, coef, state, exact, control.maxiter,
                          control.tol, control.maxhalf, control.progress)
     if fit.coef is None:
@@ -490,8 +542,8 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
             "no valid set of coefficients has been found: the first IRLS step left the domain "
             f"of the {family.name} family with the {family.link.name} link; pass start_params "
             "inside it (e.g. an intercept of link(mean(y)) and zero slopes)")
-    g = fit.state.hessian
     dev, low = fit.state.extra
+    g = fit.state.hessian
     if ratio_range is not None:
         lo, hi = low[0], -low[1]
         bound = min_pivot(_penalised(g, penalty)) * min(lo, 1.0) / max(hi, 1.0)

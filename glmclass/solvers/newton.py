@@ -181,11 +181,13 @@ def newton(evaluate: Objective, start: np.ndarray,
 def _newton_sampled(evaluate, coef: np.ndarray, control: NewtonControl,
                     frac: float) -> NewtonFit:
     """:func:`newton` by :func:`~glmclass.solvers.sampled.sampled_newton`: ``evaluate``
-    takes ``derivatives`` as ``"full"``, ``"sample"`` (the Hessian of a row sample, fraction
-    ``frac``, scaled to all rows) or ``"score"`` (no Hessian)."""
+    takes ``derivatives`` as ``"full"`` (also for the loop's ``"hessian"`` passes),
+    ``"sample"`` (the Hessian of a row sample, fraction ``frac``, scaled to all rows) or
+    ``"score"`` (no Hessian)."""
 
     def ev(c: np.ndarray, mode: str) -> State:
-        f, g, h = evaluate(c, frac if mode == "sample" else mode)
+        want = {"sample": frac, "hessian": "full"}.get(mode, mode)
+        f, g, h = evaluate(c, want)
         return State(f, g, h)
 
     def solve(h: np.ndarray, st: State, c: np.ndarray, strict: bool) -> np.ndarray:
