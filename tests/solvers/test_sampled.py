@@ -346,3 +346,45 @@ def test_a_fit_converging_at_a_direction_only_hessian_ends_with_a_full_pass():
     assert fit.converged and modes[-2:] == ["hessian", "full"]
     assert fit.state.extra == "full"  # the caller gets the float64 pass's state
     np.testing.assert_allclose(fit.coef, opt, atol=1e-12)
+
+
+@pytest.mark.parametrize("order", ["as drawn", "sorted by level"])
+def test_sampled_multinomial_newton_starts_from_a_sample_fit(monkeypatch, order):
+    X, y = _multinomial(40_000, 6, 13)
+    if order != "as drawn":
+        at = np.argsort(y, kind="stable")
+        X, y = X[at], y[at]
+    k1p = 2 * X.shape[1]
+    obj = NW.multinomial_deviance(ArrayBlocks(X, y, rows=block_rows(k1p)), 3)
+    starts, runs = [], []
+    original_newton, original_loop = NW.newton, NW.sampled_newton
+
+    def newton_spy(evaluate, start, control=NW.NewtonControl()):
+        starts.append(getattr(evaluate, "sampled_rows", None))
+        return original_newton(evaluate, start, control)
+
+    def loop_spy(*args, **kwargs):
+        out = original_loop(*args, **kwargs)
+        runs.append(out.passes)
+        return out
+
+    monkeypatch.setattr(NW, "newton", newton_spy)
+    monkeypatch.setattr(NW, "sampled_newton", loop_spy)
+    fast = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="sampled"))
+    exact = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="exact"))
+    assert starts[:2] == [40_000, 40_000 // 2]  # the full objective, then every 2nd row's
+    np.testing.assert_allclose(fast.coef, exact.coef, rtol=0, atol=1e-8)
+    assert runs[0]["hessian"] == 1 and runs[0]["full"] == 1 and sum(runs[0].values()) <= 5
+    f, g, h = obj(fast.coef, True)
+    np.testing.assert_array_equal(fast.hessian, h)
+
+
+def test_a_single_precision_multinomial_hessian_differs_only_in_rounding():
+    X, y = _multinomial(3000, 4, 14)
+    obj = NW.multinomial_deviance(ArrayBlocks(X, y, rows=400), 3)
+    coef = np.linspace(-0.2, 0.3, 10)
+    f, g, h = obj(coef, True)
+    f1, g1, h1 = obj(coef, "single")
+    assert f1 == f and h1.dtype == np.float64 and not np.array_equal(h1, h)
+    np.testing.assert_array_equal(g1, g)
+    np.testing.assert_allclose(h1, h, rtol=1e-5, atol=1e-6 * np.abs(h).max())
