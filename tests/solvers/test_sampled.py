@@ -388,3 +388,27 @@ def test_a_single_precision_multinomial_hessian_differs_only_in_rounding():
     assert f1 == f and h1.dtype == np.float64 and not np.array_equal(h1, h)
     np.testing.assert_array_equal(g1, g)
     np.testing.assert_allclose(h1, h, rtol=1e-5, atol=1e-6 * np.abs(h).max())
+
+
+@pytest.mark.parametrize("link", [L.Logit(), L.Probit(), L.CLogLog()])
+@pytest.mark.parametrize("weight", [1.0, 2.5])
+def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
+    from glmclass.blocks import Block
+    from glmclass.solvers.irls import _start_weights
+
+    fam = F.Binomial(link)
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    w = np.broadcast_to(np.float64(weight), (5,))
+    b = Block(np.zeros((5, 1)), y, w, np.zeros(5), 0)
+
+    def start_eta(blk):
+        return fam.start_eta(blk.y, blk.weights)
+
+    known = {}
+    got = _start_weights(fam, b, start_eta, known)
+    assert list(known) == [weight]  # found once, on two rows
+    np.testing.assert_allclose(got, fam.irls_terms(y, start_eta(b), w)[0], rtol=1e-15)
+    # proportions or per-row weights: every row's own terms
+    b2 = Block(np.zeros((5, 1)), y * 0.5, w, np.zeros(5), 0)
+    np.testing.assert_array_equal(_start_weights(fam, b2, start_eta),
+                                  fam.irls_terms(b2.y, start_eta(b2), w)[0])
