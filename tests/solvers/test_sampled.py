@@ -220,24 +220,25 @@ def test_sampled_hessian_is_the_scaled_hessian_of_the_sampled_blocks():
     assert obj(coef, "score")[2] is None
 
 
-def _spy_start(monkeypatch):
-    """Records what :func:`irls._sampled_start` returned (None: the full start pass ran)."""
+def _spy(monkeypatch, name="_sampled_start"):
+    """Records whether ``irls.<name>`` returned something: for ``_sampled_start`` None means
+    the full start pass ran, for ``_warm_start`` that the fit started from R's starting means."""
     import glmclass.solvers.irls as irls_mod
 
     seen = []
-    original = irls_mod._sampled_start
+    original = getattr(irls_mod, name)
 
     def spy(*args, **kwargs):
         out = original(*args, **kwargs)
         seen.append(out is not None)
         return out
 
-    monkeypatch.setattr(irls_mod, "_sampled_start", spy)
+    monkeypatch.setattr(irls_mod, name, spy)
     return seen
 
 
 def test_the_start_gram_comes_from_the_sample_only_when_the_end_confirms_the_rank(monkeypatch):
-    seen = _spy_start(monkeypatch)
+    seen = _spy(monkeypatch)
     X, y = _data(40_000, 25, 8)
     fit = irls(ArrayBlocks(X, y), F.Binomial(), control=Control(direction="sampled"),
                intercept=0)
@@ -249,7 +250,7 @@ def test_the_start_gram_comes_from_the_sample_only_when_the_end_confirms_the_ran
 
 @pytest.mark.parametrize("case", ["collinear", "extreme weights"])
 def test_sampled_start_defers_to_the_full_start_pass(monkeypatch, case):
-    seen = _spy_start(monkeypatch)
+    seen = _spy(monkeypatch)
     X, y = _data(40_000, 25, 9)
     if case == "collinear":  # R keeps the column, but the Gram cannot tell: QR on all rows
         X[:, 5] = X[:, 4] + 1e-6 * np.random.default_rng(1).normal(size=X.shape[0])
@@ -265,26 +266,10 @@ def test_sampled_start_defers_to_the_full_start_pass(monkeypatch, case):
     np.testing.assert_allclose(fit.coef[keep] / scale, exact.coef[keep] / scale, atol=1e-6)
 
 
-def _spy_warm(monkeypatch):
-    """Records whether :func:`irls._warm_start` gave a start (None: R's starting means)."""
-    import glmclass.solvers.irls as irls_mod
-
-    seen = []
-    original = irls_mod._warm_start
-
-    def spy(*args, **kwargs):
-        out = original(*args, **kwargs)
-        seen.append(out is not None)
-        return out
-
-    monkeypatch.setattr(irls_mod, "_warm_start", spy)
-    return seen
-
-
 @pytest.mark.parametrize("order", ["as drawn", "sorted by y", "sorted by a covariate"])
 @pytest.mark.parametrize("prior", [False, True])
 def test_the_fit_starts_from_a_systematic_sample_fit(monkeypatch, sampled_passes, order, prior):
-    seen = _spy_warm(monkeypatch)
+    seen = _spy(monkeypatch, "_warm_start")
     X, y = _data(60_000, 8, 11)
     at = {"as drawn": np.arange(y.size), "sorted by y": np.argsort(y, kind="stable"),
           "sorted by a covariate": np.argsort(X[:, 2])}[order]
