@@ -121,8 +121,8 @@ class MLEGLM(GLMBase):
                           progress=IterationLog("deviance") if disp else None)
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
-        results = self._results(GLMResults)(self, fit, self.problem.null_fit(control), method,
-                                            information, cov)
+        null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
+        results = self._results(GLMResults)(self, fit, null, method, information, cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())

@@ -46,7 +46,6 @@ class GLMBaseResults:
         self._null = null
         self.params = pd.Series(fit.coef, index=d.exog_index, name="coef")
         self.deviance = float(fit.deviance)
-        self.null_deviance = float(null.deviance)
         self.converged = bool(fit.converged)
         self.n_iter = int(fit.n_iter)
         self.fit_history = fit.history
@@ -57,6 +56,13 @@ class GLMBaseResults:
         self.df_resid = float(self.nobs - self.rank)
         self.k_params = self.rank + (0 if model.family.fixed_scale else 1)
         self.formula = d.formula
+
+    @cached_property
+    def null_deviance(self) -> float:
+        """Deviance of the intercept-only model (offset kept), R's ``null.deviance``: made
+        when first asked where the null fit needed no iteration (``NullFit.deviance`` None)."""
+        d = self._null.deviance
+        return float(self.model.problem.deviance_at(self._null.intercept) if d is None else d)
 
     @cached_property
     def _row_key(self) -> str:
