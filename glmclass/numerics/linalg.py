@@ -43,7 +43,10 @@ class NotPositiveDefinite(np.linalg.LinAlgError):
 
 
 def _scale(a: np.ndarray) -> np.ndarray:
+    """sqrt |diag(a)|, with 1 for the entries that are 0 or NaN."""
     d = np.sqrt(np.abs(a.diagonal()))
+    if np.minimum.reduce(d, initial=np.inf) > 0:  # the common case (NaN fails): no where()
+        return d
     return np.where(d > 0, d, 1.0)
 
 

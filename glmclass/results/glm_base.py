@@ -44,7 +44,6 @@ class GLMBaseResults:
         d = model.data
         self._fit = fit
         self._null = null
-        self.params = pd.Series(fit.coef, index=d.exog_index, name="coef")
         self.deviance = float(fit.deviance)
         self.converged = bool(fit.converged)
         self.n_iter = int(fit.n_iter)
@@ -56,6 +55,16 @@ class GLMBaseResults:
         self.df_resid = float(self.nobs - self.rank)
         self.k_params = self.rank + (0 if model.family.fixed_scale else 1)
         self.formula = d.formula
+
+    @cached_property
+    def params(self) -> pd.Series:
+        """Estimates by design column (NaN for aliased columns), labelled when first asked
+        (``bse`` alone needs only the labels)."""
+        return pd.Series(self._fit.coef, index=self.model.data.exog_index, name="coef")
+
+    @property
+    def _param_index(self) -> pd.Index:
+        return self.model.data.exog_index
 
     @cached_property
     def null_deviance(self) -> float:

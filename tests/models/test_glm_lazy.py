@@ -118,3 +118,30 @@ def test_constant_is_a_read_only_view_of_one_value(value):
     assert np.array_equal(c, np.full(7, value))
     with pytest.raises(ValueError):
         c[0] = 3.0
+
+
+# --- labels and covariance made without detours ----------------------------------------------
+def test_params_are_labelled_when_first_asked_and_bse_shares_their_labels():
+    res = gc.Logit(Y, X).fit()
+    assert "params" not in vars(res)
+    bse = res.bse
+    assert "params" not in vars(res)  # bse needed only the labels
+    assert res.params.index is res.model.data.exog_index
+    assert bse.index.equals(res.params.index) and res.pvalues.index.equals(res.params.index)
+    assert np.array_equal(res.params.to_numpy(), res._fit.coef)
+    assert res.params.name == "coef" and res.params is res.params
+
+
+def test_the_fisher_inverse_without_aliased_columns_is_the_solvers_bitwise():
+    res = gc.Logit(Y, X).fit()
+    keep = np.ones(X.shape[1], dtype=bool)
+    assert np.array_equal(res._fisher_inverse, res._fit.gram_inverse(keep))
+
+
+@pytest.mark.parametrize("n, p", [(50, 3), (3000, 4)], ids=["abs-max", "folded"])
+def test_column_scale_is_the_largest_absolute_value_of_each_kept_column(n, p):
+    x = RNG.normal(size=(n, p)) * np.array([1e-3, 1.0, 1e3, 7.0])[:p]
+    x[RNG.integers(n), 1] = -50.0  # a negative extreme
+    problem = gc.Logit(RNG.integers(0, 2, n).astype(float), x).problem
+    for keep in (np.ones(p, dtype=bool), np.array([True, False, True, True])[:p]):
+        assert np.array_equal(problem.column_scale(keep), np.abs(x[:, keep]).max(axis=0))
