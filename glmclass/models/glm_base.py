@@ -186,7 +186,10 @@ class GLMProblem:
         """Observations counting frequency weights; rows with zero variance weight do not
         count."""
         f, v = self.freq_weights, self.var_weights
-        return float(f.sum() if _is_constant(v) and v[0] > 0 else f[v > 0].sum())
+        if _is_constant(v) and v[0] > 0:
+            # the default weights of 1: their sum is the row count (exact, as f.sum() is)
+            return float(f.shape[0]) if _is_constant(f) and f[0] == 1.0 else float(f.sum())
+        return float(f[v > 0].sum())
 
     def blocks(self, X: np.ndarray | None = None) -> RowBlocks:
         """The rows as a block source: design ``X`` (default the model's), the response, prior

@@ -128,7 +128,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         the warning ``bse`` gives."""
         if self._fisher_inverse is None:
             return np.full(self.rank, np.inf)
-        var = np.diag(self._fisher_inverse)
+        var = self._fisher_inverse.diagonal()
         with np.errstate(invalid="ignore"):
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 

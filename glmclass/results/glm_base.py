@@ -49,7 +49,7 @@ class GLMBaseResults:
         self.n_iter = int(fit.n_iter)
         self.fit_history = fit.history
         self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
-        self.rank = int((~fit.aliased).sum())
+        self.rank = fit.aliased.size - int(np.count_nonzero(fit.aliased))
         self.nobs = model.problem.nobs
         self.df_model = float(self.rank - (1 if model.has_intercept else 0))
         self.df_resid = float(self.nobs - self.rank)
