@@ -51,14 +51,23 @@ def constant(value: float, n: int) -> np.ndarray:
     return np.ndarray((n,), np.float64, buffer=cell, strides=(0,))
 
 
-#: Designs up to this many cells get ``max |x_j|`` from ``abs(X).max(axis=0)``; larger ones from
-#: :func:`~glmclass.solvers.gram.column_abs_max`, whose folds start above 4096 cells.
-_FOLD_CELLS = 4096
-
-
 def _is_constant(a: np.ndarray) -> bool:
     # a broadcast view; NumPy gives an empty array stride 0 too, and it has no value to read
     return a.strides == (0,) and a.shape[0] > 0
+
+
+def _column_abs_max(X: np.ndarray) -> np.ndarray:
+    """``np.abs(X).max(axis=0)`` of a design in memory, by folding the rows in halves as
+    :func:`~glmclass.solvers.gram.column_abs_max` does per block (max(axis=0) goes row by row:
+    2x slower at 1000 x 11, 3x at 5000 x 21), without a block source around the one block."""
+    a = np.abs(X)
+    while a.shape[0] > 64 and a.size > 4096:
+        h = a.shape[0] // 2
+        if a.shape[0] % 2:
+            np.maximum(a[0], a[-1], out=a[0])
+        np.maximum(a[:h], a[h : 2 * h], out=a[:h])
+        a = a[:h]
+    return a.max(axis=0)
 
 
 @dataclass(frozen=True)
@@ -262,10 +271,9 @@ class GLMProblem:
 
     def column_scale(self, keep: np.ndarray) -> np.ndarray:
         """``max |x_j|`` of the kept columns (the scale of the separation symptoms)."""
-        if self._one_block and self.exog.size <= _FOLD_CELLS:
+        if self._one_block:
             X = self.exog if keep.all() else self.exog[:, keep]
-            return np.abs(X).max(axis=0) if X.shape[1] else np.zeros(0)
-        # column_abs_max folds the rows in halves: max(axis=0) goes row by row, 5x slower
+            return _column_abs_max(X) if X.shape[1] else np.zeros(0)
         return column_abs_max(self.blocks().take_columns(keep))
 
     def loglik(self, eta: np.ndarray, nobs: float) -> float:

@@ -138,10 +138,12 @@ def test_the_fisher_inverse_without_aliased_columns_is_the_solvers_bitwise():
     assert np.array_equal(res._fisher_inverse, res._fit.gram_inverse(keep))
 
 
-@pytest.mark.parametrize("n, p", [(50, 3), (3000, 4)], ids=["abs-max", "folded"])
+@pytest.mark.parametrize("n, p", [(50, 3), (3001, 4), (4096, 2)],
+                         ids=["abs-max", "folded-odd", "folded-even"])
 def test_column_scale_is_the_largest_absolute_value_of_each_kept_column(n, p):
     x = RNG.normal(size=(n, p)) * np.array([1e-3, 1.0, 1e3, 7.0])[:p]
     x[RNG.integers(n), 1] = -50.0  # a negative extreme
+    x[-1, 0] = -3.0  # in the last row, which an odd fold sets aside
     problem = gc.Logit(RNG.integers(0, 2, n).astype(float), x).problem
     for keep in (np.ones(p, dtype=bool), np.array([True, False, True, True])[:p]):
         assert np.array_equal(problem.column_scale(keep), np.abs(x[:, keep]).max(axis=0))
