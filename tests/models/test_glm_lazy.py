@@ -38,7 +38,8 @@ def deviance_calls(monkeypatch):
     lambda y, x: gc.Logit(y, x),
     lambda y, x: gc.Probit(y, x),
     lambda y, x: gc.GLM(y * 3, x, family=F.Poisson()),
-], ids=["logit", "probit", "poisson"])
+    lambda y, x: gc.BayesLogit(y, x),
+], ids=["logit", "probit", "poisson", "bayeslogit"])
 def test_null_deviance_is_made_once_when_first_asked_and_equals_the_eager_one(
         deviance_calls, make, columns):
     model = make(Y, X[:, columns])
