@@ -14,6 +14,7 @@ R Core Team, ``glm.fit`` (stats package): zero-weight rows, the null deviance.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
@@ -244,12 +245,13 @@ class GLMProblem:
         fit still surfaces in ``fit()``."""
         if self.data.intercept_index is None:
             return NullFit(0.0, None if lazy else self.deviance_at(0.0))
-        if not np.any(self.offset):
+        off = self.offset
+        if (off[0] == 0.0 if _is_constant(off) else not np.any(off)):  # the default: one cell
             # the intercept-only MLE is the weighted mean for every family and link (the score
             # is sum w (y - mu) mu'/V with mu'/V constant): no IRLS
             pw = self.prior_weights
             c = float(self.family.link.link(np.array([pw @ self.endog / pw.sum()]))[0])
-            if np.isfinite(c):
+            if math.isfinite(c):
                 return NullFit(c, None if lazy else self.deviance_at(c))
         ones = constant(1.0, self.data.nrows)[:, None]
         fit = self.irls(control, X=ones)
