@@ -11,6 +11,7 @@ exposure), :func:`check_index` (pandas objects paired by label, never silently b
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -556,7 +557,7 @@ def check_finite(data: ModelData) -> None:
     flat = X.reshape(-1) if X.flags.c_contiguous else np.ravel(X)
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(flat @ flat) if flat.size else 0.0
-    if not np.isfinite(total):
+    if not math.isfinite(total):
         for j in range(X.shape[1]):
             col = X[:, j]
             if not np.all(np.isfinite(col)):
