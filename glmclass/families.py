@@ -159,9 +159,9 @@ class Family(ABC):
             return True
         # log V is finite on an interval of eta for every family and link here (log mu and
         # log(1 - mu) are monotone in eta), so the two extremes decide: no pass over all of eta
-        ends = np.array([eta.min(), eta.max()])
+        ends = np.array([np.minimum.reduce(eta, axis=None), np.maximum.reduce(eta, axis=None)])
         with np.errstate(all="ignore"):
-            return bool(np.isfinite(self.log_variance(ends)).all())
+            return bool(np.logical_and.reduce(np.isfinite(self.log_variance(ends))))
 
     def score_ratio(self, eta: np.ndarray) -> np.ndarray:
         """mu'(eta) / V(mu): the factor of (y - mu) in the score."""

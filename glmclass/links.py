@@ -139,7 +139,7 @@ class Link(ABC):
     def valid_eta(self, eta: np.ndarray) -> bool:
         """Whether every eta is finite and in the domain of the inverse link."""
         eta = np.asarray(eta)
-        if not np.isfinite(eta).all():
+        if not np.logical_and.reduce(np.isfinite(eta), axis=None):  # eta.all(), no wrapper
             return False
         lo, hi = self.domain
         if eta.size == 0 or (lo == -np.inf and hi == np.inf):  # no second pass over eta

@@ -177,8 +177,9 @@ class BayesBinary(GLMBase):
         post = self._posterior(precision, control, start_params, information)
         self._warn_aliased(post.fit.aliased)
         self._warn_convergence(post.fit, "IRLS (posterior mode)")
-        return self._results(BayesGLMResults)(self, post, self.problem.null_fit(control), codes,
-                                              group_names, opt, information)
+        null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
+        return self._results(BayesGLMResults)(self, post, null, codes, group_names, opt,
+                                              information)
 
     def _groups(self, groups) -> tuple[np.ndarray, list]:
         """Group code of each column (-1: prior held fixed) and the group names."""

@@ -180,7 +180,9 @@ class DaskGLMProblem(GLMProblem):
         blocks = self.blocks().intercept_only() if isinstance(X, str) else self.blocks(X)
         return irls(self._fit_rows(blocks), self.family, start, control, penalty)
 
-    def null_fit(self, control: Control) -> NullFit:
+    def null_fit(self, control: Control, lazy: bool = False) -> NullFit:
+        # always with the deviance: on Dask it is one pass, made while the fit has the
+        # partitions at hand (``lazy`` is for in-memory rows)
         if self.data.intercept_index is None:
             return NullFit(0.0, self.deviance_at(0.0))
         off = self.data.facts.arrays.get("offset")

@@ -11,6 +11,7 @@ exposure), :func:`check_index` (pandas objects paired by label, never silently b
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -37,7 +38,7 @@ def intercept_index(X: np.ndarray) -> int | None:
     if X.shape[0] == 0:
         return None
     for j in np.flatnonzero(X[0] == 1.0):
-        if np.all(X[:, j] == 1.0):
+        if np.logical_and.reduce(X[:, j] == 1.0):  # np.all without its wrapper
             return int(j)
     return None
 
@@ -432,7 +433,8 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     for a in arrs.values():
         if a is not None:
             bad |= np.isnan(a)
-    if bad.any():
+    any_bad = bool(bad.any())
+    if any_bad:
         if missing == "raise":
             cols = [names[j] for j in range(x.shape[1]) if np.isnan(x[:, j]).any()]
             if _isna(y).any():
@@ -450,9 +452,10 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     x = np.ascontiguousarray(x)
     frame_columns = tuple(exog.columns) if isinstance(exog, pd.DataFrame) else None
     arrs, has_exposure = _fold_exposure(arrs, None)
-    return ModelData(x, names, y, _endog_name(endog), index, arrs, None, int(bad.sum()),
-                     None, intercept_index(x), source_rows=np.flatnonzero(~bad) if bad.any()
-                     else None, n_source=n, frame_columns=frame_columns, exposure=has_exposure)
+    return ModelData(x, names, y, _endog_name(endog), index, arrs, None,
+                     int(bad.sum()) if any_bad else 0, None, intercept_index(x),
+                     source_rows=np.flatnonzero(~bad) if any_bad else None, n_source=n,
+                     frame_columns=frame_columns, exposure=has_exposure)
 
 
 def _check_exposure(e: np.ndarray | None) -> None:
@@ -554,7 +557,7 @@ def check_finite(data: ModelData) -> None:
     flat = X.reshape(-1) if X.flags.c_contiguous else np.ravel(X)
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(flat @ flat) if flat.size else 0.0
-    if not np.isfinite(total):
+    if not math.isfinite(total):
         for j in range(X.shape[1]):
             col = X[:, j]
             if not np.all(np.isfinite(col)):

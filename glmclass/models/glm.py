@@ -121,8 +121,8 @@ class MLEGLM(GLMBase):
                           progress=IterationLog("deviance") if disp else None)
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
-        results = self._results(GLMResults)(self, fit, self.problem.null_fit(control), method,
-                                            information, cov)
+        null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
+        results = self._results(GLMResults)(self, fit, null, method, information, cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
@@ -149,12 +149,14 @@ class MLEGLM(GLMBase):
         # log-binomial estimates can stay finite under separation (Silvapulle 1981)
         if not isinstance(fam, F.Binomial) or not fam.link_stays_inside:
             return None
-        keep = ~results._fit.aliased
+        fit = results._fit
+        keep = ~fit.aliased
         names = tuple(self.exog_names)
         scale = self.problem.column_scale(keep)
-        explode = S.exploding(results._fit.coef[keep], results._bare_se(), scale)
+        explode = S.exploding(fit.coef if results.rank == keep.size else fit.coef[keep],
+                              results._bare_se(), scale)
         directions = np.zeros(keep.size, dtype=int)
-        cells = self.data.nrows * int(keep.sum())
+        cells = self.data.nrows * results.rank
         symptoms = bool(explode.any())
         partitioned = getattr(self.data, "partitioned", False)
         if (not symptoms and not partitioned and results.converged

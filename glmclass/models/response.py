@@ -114,10 +114,12 @@ def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
     kind = getattr(getattr(arr, "dtype", None), "kind", "O")
     if not is_cat and kind in "iuf":
         v = np.asarray(arr, dtype=float)
-        if not np.isfinite(v).all():
+        # (ufunc reductions rather than the ndarray.all wrapper: a small fit's response is a
+        # few hundred values, checked in a few microseconds)
+        if not np.logical_and.reduce(np.isfinite(v)):
             raise ValueError(f"response {name!r} has infinite values")
         ones = v == 1.0
-        if not (ones | (v == 0.0)).all():  # proportions, or values outside [0, 1]
+        if not np.logical_and.reduce(ones | (v == 0.0)):  # proportions, or outside [0, 1]
             if ((v < 0) | (v > 1)).any():
                 bad = v[(v < 0) | (v > 1)][0]
                 raise ValueError(
@@ -125,7 +127,7 @@ def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
                     "two labels, or proportions in [0, 1]; use MNLogit for more than two classes"
                 )
             return v, None
-        n_ones = int(ones.sum())  # 0/1 values: both must occur (no sort of the values)
+        n_ones = int(np.count_nonzero(ones))  # 0/1 values: both must occur (no sort)
         _check_two([x for x, c in ((0.0, v.size - n_ones), (1.0, n_ones)) if c], name)
         return v, [0, 1]
     levels = levels_of(arr, name)

@@ -89,10 +89,15 @@ class WaldMixin:
         """``_cov`` as an array (a results class may keep the array and label it lazily)."""
         return self._cov.to_numpy()
 
+    @property
+    def _param_index(self) -> pd.Index:
+        """The labels of the estimates (a results class may know them without ``params``)."""
+        return self.params.index
+
     @cached_property
     def bse(self) -> pd.Series:
         """Standard errors, the square roots of the diagonal of ``cov_params()``."""
-        return pd.Series(np.sqrt(self._cov_values.diagonal()), index=self.params.index,
+        return pd.Series(np.sqrt(self._cov_values.diagonal()), index=self._param_index,
                          name="bse")
 
     @cached_property
@@ -115,7 +120,7 @@ class WaldMixin:
         is estimated)."""
         t = np.abs(self.tvalues.to_numpy())
         p = 2 * (stats.t.sf(t, self.df_resid) if self._use_t else stats.norm.sf(t))
-        return pd.Series(p, index=self.params.index, name="pvalues")
+        return pd.Series(p, index=self._param_index, name="pvalues")
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Intervals ``params -+ q bse``: a DataFrame with columns ``lower`` and ``upper``."""

@@ -113,9 +113,12 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     def _fisher_inverse(self) -> np.ndarray | None:
         """Inverse of the solver's Fisher Gram on the kept columns (kept accurate through its
         shifted form), None when it is not positive definite."""
+        fit = self._fit
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf entries
-                return self._fit.gram_inverse(self._keep)
+                if fit.transform is None and self.rank == fit.aliased.size:
+                    return spd_inverse(fit.gram)  # gram_inverse without the np.ix_ copy
+                return fit.gram_inverse(self._keep)
         except NotPositiveDefinite:
             return None
 
@@ -125,7 +128,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         the warning ``bse`` gives."""
         if self._fisher_inverse is None:
             return np.full(self.rank, np.inf)
-        var = np.diag(self._fisher_inverse)
+        var = self._fisher_inverse.diagonal()
         with np.errstate(invalid="ignore"):
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 

@@ -44,19 +44,34 @@ class GLMBaseResults:
         d = model.data
         self._fit = fit
         self._null = null
-        self.params = pd.Series(fit.coef, index=d.exog_index, name="coef")
         self.deviance = float(fit.deviance)
-        self.null_deviance = float(null.deviance)
         self.converged = bool(fit.converged)
         self.n_iter = int(fit.n_iter)
         self.fit_history = fit.history
         self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
-        self.rank = int((~fit.aliased).sum())
+        self.rank = fit.aliased.size - int(np.count_nonzero(fit.aliased))
         self.nobs = model.problem.nobs
         self.df_model = float(self.rank - (1 if model.has_intercept else 0))
         self.df_resid = float(self.nobs - self.rank)
         self.k_params = self.rank + (0 if model.family.fixed_scale else 1)
         self.formula = d.formula
+
+    @cached_property
+    def params(self) -> pd.Series:
+        """Estimates by design column (NaN for aliased columns), labelled when first asked
+        (``bse`` alone needs only the labels)."""
+        return pd.Series(self._fit.coef, index=self.model.data.exog_index, name="coef")
+
+    @property
+    def _param_index(self) -> pd.Index:
+        return self.model.data.exog_index
+
+    @cached_property
+    def null_deviance(self) -> float:
+        """Deviance of the intercept-only model (offset kept), R's ``null.deviance``: made
+        when first asked where the null fit needed no iteration (``NullFit.deviance`` None)."""
+        d = self._null.deviance
+        return float(self.model.problem.deviance_at(self._null.intercept) if d is None else d)
 
     @cached_property
     def _row_key(self) -> str:

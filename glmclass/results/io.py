@@ -37,7 +37,8 @@ REMOVED = ("the data were removed when these results were saved (remove_data=Tru
 
 #: Numbers computed before the rows are removed, when the results have them.
 _SUMMARY = ("_cov", "_information", "_bread", "bse", "tvalues", "pvalues", "scale",
-            "pearson_chi2", "llf", "llnull", "llr", "llr_pvalue", "prsquared", "aic", "bic",
+            "pearson_chi2", "llf", "llnull", "null_deviance", "llr", "llr_pvalue", "prsquared",
+            "aic", "bic",
             "log_evidence", "log_prior", "log_posterior", "effective_params", "_cov_evidence",
             "_natural_order", "_multi_index", "_row_key")
 

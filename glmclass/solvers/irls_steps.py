@@ -3,12 +3,14 @@ domain check of a trial step, the penalised and kept systems, and the step's sol
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..families import Family
+from ..families import Binomial, Family
+from ..links import Logit
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from .irls_qr import QRSystem
 
@@ -27,6 +29,15 @@ def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:
     valid (e.g. the whole working range of the logit), later iterations, whose extremes grow
     a little at each step, find it known.
     """
+    if type(family) is Binomial and type(family.link) is Logit:
+        # log V = log_expit(eta) + log_expit(-eta) is finite at every finite eta, so the
+        # general check below always ends in "every eta finite": decided on the extremes
+        # alone, without the family.valid call (~8 us) that a small fit pays once
+        def finite(eta: np.ndarray) -> bool:
+            return math.isfinite(np.minimum.reduce(eta)) and math.isfinite(
+                np.maximum.reduce(eta))
+
+        return finite
     known = [np.inf, -np.inf]  # an interval found valid (empty at first)
 
     def valid(eta: np.ndarray) -> bool:

@@ -106,3 +106,12 @@ def test_clear_cholesky_is_the_factor_the_solve_would_make():
     for bad in (near.T @ near, np.diag([1.0, 0.0]), np.array([[1.0, np.nan], [np.nan, 1.0]])):
         assert clear_cholesky(bad) is None and not clearly_full_rank(bad)
     assert clear_cholesky(np.empty((0, 0)))[0].shape == (0, 0)
+
+
+@pytest.mark.parametrize("diag", [[4.0, 9.0], [4.0, 0.0], [np.nan, 1.0], [-4.0, 1.0], []])
+def test_scale_is_the_root_of_the_absolute_diagonal_with_one_where_it_is_not_positive(diag):
+    from glmclass.numerics.linalg import _scale
+
+    a = np.diag(np.array(diag, dtype=float))
+    d = np.sqrt(np.abs(a.diagonal()))
+    assert np.array_equal(_scale(a), np.where(d > 0, d, 1.0))

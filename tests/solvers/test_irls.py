@@ -314,3 +314,16 @@ def test_a_known_valid_interval_never_admits_an_invalid_eta():
     assert check(np.array([-2.9, -1.1]))
     probit = irls_mod._domain_check(F.Binomial(link=L.Probit()))
     assert probit(np.array([-3.0, 2.0])) and not probit(np.array([0.0, np.inf]))
+
+
+def test_the_logit_domain_check_is_finiteness_and_agrees_with_family_valid():
+    """For exactly Binomial(Logit()) log V is finite at every finite eta: the check decides on
+    the extremes' finiteness alone, with family.valid's answer on every block."""
+    fam = F.Binomial(link=L.Logit())
+    check = irls_mod._domain_check(fam)
+    big = np.finfo(float).max
+    blocks = [np.array([-3.0, 1.0]), np.array([-big, big]), np.array([800.0, -800.0]),
+              np.array([1e300, 2.0]), np.array([0.0, np.nan]), np.array([np.inf, 0.0]),
+              np.array([-np.inf]), np.array([5e-324, -5e-324])]
+    for b in blocks:
+        assert check(b) == fam.valid(b), b
