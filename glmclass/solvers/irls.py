@@ -28,7 +28,7 @@ from ..numerics.linalg import (
 )
 from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
-from .irls_steps import _domain_check, _is_pd, _kept, _penalised, _step
+from .irls_steps import _domain_check, _is_pd, _kept, _penalised, _start_weights, _step
 from .rank import aliased_design_columns, deciding_factor, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
@@ -448,25 +448,6 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
     return _sampled(blocks, family, frame, keep, ~keep, penalty, control, None,
                     State(dev, r, g, (dev, None)), lambda b, e: terms(b, e, False), False,
                     ratio_range)
-
-
-def _start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndarray],
-                   known: dict | None = None) -> np.ndarray:
-    """The Fisher weights at R's starting means on the block's rows. Starting means are
-    row by row, so with one prior weight and a 0/1 response they take two values: found on
-    two rows (once per weight, in ``known``) instead of every row's link and terms (a probit's
-    start costs an ``ndtri`` per row)."""
-    w, y = b.weights, b.y
-    if w.strides == (0,) and w.size and y is not None and y.dtype.kind == "f":
-        ones = y == 1.0
-        if (ones | (y == 0.0)).all():
-            known = {} if known is None else known
-            if float(w[0]) not in known:
-                two = Block(b.X[:0], np.array([0.0, 1.0]), np.full(2, w[0]), np.zeros(2), 0)
-                known[float(w[0])] = family.irls_terms(two.y, start_eta(two), two.weights)[0]
-            w0, w1 = known[float(w[0])]
-            return np.where(ones, w1, w0)
-    return family.irls_terms(y, start_eta(b), w)[0]
 
 
 def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,

@@ -1,5 +1,6 @@
 """The pieces of one IRLS iteration that every path of :mod:`glmclass.solvers.irls` shares: the
-domain check of a trial step, the penalised and kept systems, and the step's solve."""
+domain check of a trial step, the penalised and kept systems, the step's solve, and the weights
+at R's starting means that the sampled path's rank bound compares with the final ones."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..blocks import Block
 from ..families import Binomial, Family
 from ..links import Logit
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
@@ -109,3 +111,22 @@ def _step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | N
     except NotPositiveDefinite:
         out[sel] += np.linalg.lstsq(gk, rk, rcond=None)[0]
     return out
+
+
+def _start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndarray],
+                   known: dict | None = None) -> np.ndarray:
+    """The Fisher weights at R's starting means on the block's rows. Starting means are
+    row by row, so with one prior weight and a 0/1 response they take two values: found on
+    two rows (once per weight, in ``known``) instead of every row's link and terms (a probit's
+    start costs an ``ndtri`` per row)."""
+    w, y = b.weights, b.y
+    if w.strides == (0,) and w.size and y is not None and y.dtype.kind == "f":
+        ones = y == 1.0
+        if (ones | (y == 0.0)).all():
+            known = {} if known is None else known
+            if float(w[0]) not in known:
+                two = Block(b.X[:0], np.array([0.0, 1.0]), np.full(2, w[0]), np.zeros(2), 0)
+                known[float(w[0])] = family.irls_terms(two.y, start_eta(two), two.weights)[0]
+            w0, w1 = known[float(w[0])]
+            return np.where(ones, w1, w0)
+    return family.irls_terms(y, start_eta(b), w)[0]

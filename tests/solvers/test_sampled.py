@@ -379,7 +379,7 @@ def test_a_single_precision_multinomial_hessian_differs_only_in_rounding():
 @pytest.mark.parametrize("weight", [1.0, 2.5])
 def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
     from glmclass.blocks import Block
-    from glmclass.solvers.irls import _start_weights
+    from glmclass.solvers.irls_steps import _start_weights
 
     fam = F.Binomial(link)
     y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
