@@ -57,9 +57,10 @@ class Control:
         the exact score with the Gram of a row sample (or of an earlier point) and a full
         float64 Gram only to confirm convergence (:mod:`glmclass.solvers.sampled`): the same
         estimates (to ~``tol`` standard errors) for a fraction of the cost at large N;
-        without a ``start`` it starts from the fit of a systematic sample of the rows
-        (:func:`_warm_start`). ``"auto"`` samples from :data:`SAMPLED_MIN_ROWS` rows on, on
-        sources that allow it (``RowBlocks.sample_hessians``: not on Dask).
+        without a ``start`` and from 1e6 rows or so it starts from the fit of a systematic
+        sample of the rows (:func:`_warm_start`). ``"auto"`` samples from
+        :data:`SAMPLED_MIN_ROWS` rows on, on sources that allow it
+        (``RowBlocks.sample_hessians``: not on Dask).
 
     The size of a block of rows is the row source's business, not the solver's.
     """
@@ -81,6 +82,11 @@ SAMPLED_MIN_ROWS = 100_000
 #: rows and sampling 5-40 % faster from 3e5 for p = 2 to 200 (benchmarks/README.md, issue 14
 #: round three).
 CANONICAL_ROWS_FACTOR = 1.5
+#: Largest share of the rows in the sample whose fit starts a large fit (:func:`_warm_start`):
+#: from R's starting means the sampled steps already need few passes, so the sample fit pays
+#: only when it is small (1e6 rows, 2 % samples: 5-12 % faster at p = 10, 50; 4 % at p = 200
+#: and 8-40 % at 1e5-5e5 rows: 4-90 % slower; benchmarks/README.md, issue 14 round three).
+WARM_MAX_FRACTION = 0.025
 #: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` the bound on the start Gram's
 #: pivots must be for a fit without a full start pass (it absorbs that Gram's rounding).
 RANK_MARGIN = 100.0
@@ -453,9 +459,10 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
 def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,
                 control: Control) -> tuple[np.ndarray, RowBlocks] | None:
     """Coefficients of the exact IRLS fit of a systematic sample of the rows
-    (:meth:`~glmclass.blocks.RowBlocks.subsample`, the size of the Hessian's sample), to start
-    the full fit from, and that sample (its Gram then stands for the full one: unlike whole
-    blocks, every k-th row is a fair sample of rows sorted by the response or a covariate);
+    (:meth:`~glmclass.blocks.RowBlocks.subsample`, the size of the Hessian's sample, at most
+    :data:`WARM_MAX_FRACTION` of the rows), to start the full fit from, and that sample (its
+    Gram then stands for the full one: unlike whole blocks, every k-th row is a fair sample of
+    rows sorted by the response or a covariate);
     None when the source cannot sample or the sample's fit is not a clean one (no
     convergence, a column aliased or near the span of others, large column means).
 
@@ -464,8 +471,10 @@ def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penal
     sample (e.g. rows in a periodic order) only costs passes: convergence is still confirmed
     by a full pass's exact Newton decrement.
     """
-    m = int(math.ceil(sample_fraction(blocks.n_rows, blocks.n_cols) * blocks.n_rows))
-    sub = blocks.subsample(m)
+    frac = sample_fraction(blocks.n_rows, blocks.n_cols)
+    if frac > WARM_MAX_FRACTION:
+        return None
+    sub = blocks.subsample(int(math.ceil(frac * blocks.n_rows)))
     if sub is None:
         return None
     pen = None if penalty is None else Penalty(penalty.precision * (sub.n_rows / blocks.n_rows),

@@ -13,6 +13,7 @@ import pytest
 from scipy import special, stats
 
 import glmclass as gc
+import glmclass.solvers.irls as IR
 import glmclass.solvers.sampled as S
 from glmclass import families as F
 from glmclass import links as L
@@ -134,7 +135,15 @@ def sampled_passes(monkeypatch):
     return calls
 
 
-def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(sampled_passes):
+@pytest.fixture
+def warm_any_size(monkeypatch):
+    """Start from a sample fit whatever share of the rows the sample is (the tests' data are
+    small; at 1e6 rows the sample is 2-4 % of them)."""
+    monkeypatch.setattr("glmclass.solvers.irls.WARM_MAX_FRACTION", 1.0)
+    monkeypatch.setattr(NW, "WARM_MAX_FRACTION", 1.0)
+
+
+def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(sampled_passes, warm_any_size):
     X, y = _data(60_000, 24, 4)
     frac = S.sample_fraction(X.shape[0], X.shape[1] + 1)
     assert frac < 0.5
@@ -268,7 +277,8 @@ def test_sampled_start_defers_to_the_full_start_pass(monkeypatch, case):
 
 @pytest.mark.parametrize("order", ["as drawn", "sorted by y", "sorted by a covariate"])
 @pytest.mark.parametrize("prior", [False, True])
-def test_the_fit_starts_from_a_systematic_sample_fit(monkeypatch, sampled_passes, order, prior):
+def test_the_fit_starts_from_a_systematic_sample_fit(monkeypatch, sampled_passes, warm_any_size,
+                                                     order, prior):
     seen = _spy(monkeypatch, "_warm_start")
     X, y = _data(60_000, 8, 11)
     at = {"as drawn": np.arange(y.size), "sorted by y": np.argsort(y, kind="stable"),
@@ -289,7 +299,7 @@ def test_the_fit_starts_from_a_systematic_sample_fit(monkeypatch, sampled_passes
     assert passes["hessian"] == 1 and passes["full"] == 1 and sum(passes.values()) <= 5
 
 
-def test_a_separated_sample_still_gives_the_full_estimate(monkeypatch):
+def test_a_separated_sample_still_gives_the_full_estimate(warm_any_size):
     X, y = _data(60_000, 5, 12)
     step = X.shape[0] // S.SAMPLE_MIN  # the sample: rows step // 2, step // 2 + step, ...
     rare = np.zeros(X.shape[0])
@@ -334,7 +344,7 @@ def test_a_fit_converging_at_a_direction_only_hessian_ends_with_a_full_pass():
 
 
 @pytest.mark.parametrize("order", ["as drawn", "sorted by level"])
-def test_sampled_multinomial_newton_starts_from_a_sample_fit(monkeypatch, order):
+def test_sampled_multinomial_newton_starts_from_a_sample_fit(monkeypatch, warm_any_size, order):
     X, y = _multinomial(40_000, 6, 13)
     if order != "as drawn":
         at = np.argsort(y, kind="stable")
@@ -397,3 +407,21 @@ def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
     b2 = Block(np.zeros((5, 1)), y * 0.5, w, np.zeros(5), 0)
     np.testing.assert_array_equal(_start_weights(fam, b2, start_eta),
                                   fam.irls_terms(b2.y, start_eta(b2), w)[0])
+
+
+def test_no_sample_fit_when_the_sample_is_a_large_share_of_the_rows(monkeypatch):
+    seen = _spy(monkeypatch, "_warm_start")
+    starts = []
+    original = IR._sampled
+
+    def spy(*args, **kwargs):
+        starts.append(args[7] is not None)  # the coefficients it starts from
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(IR, "_sampled", spy)
+    X, y = _data(60_000, 8, 15)  # the sample would be a third of the rows
+    ref, _ = plain_newton(X, y)
+    fit = irls(ArrayBlocks(X, y), F.Binomial(), control=Control(direction="sampled"),
+               intercept=0)
+    assert seen == [False] and starts == [False]  # from R's starting means, sampled blocks
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
