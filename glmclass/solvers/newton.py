@@ -63,9 +63,10 @@ class NewtonControl:
 
 
 #: Largest share of the rows in the sample whose fit starts a sampled fit (from the level
-#: shares' intercepts it saves passes: 1e6 x 50, K = 3: 1.60 s vs 1.89 s; 5e5 x 50 (4 %): 0.86
-#: vs 0.98 s; at 10 % it was even, at 20 % 10 % slower).
-WARM_MAX_FRACTION = 0.05
+#: shares' intercepts it saves passes, K = 3: 1e6 x 50 (2 %): 1.60 s vs 1.89 s; 1e6 x 200 (8 %):
+#: 11.7 s vs 14.9 s; 5e5 x 50 (4 %): 0.86 vs 0.98 s; 2e5 x 50 (10 %): even; 1e5 x 10 (20 %):
+#: 10 % slower).
+WARM_MAX_FRACTION = 0.1
 #: Fewest rows for which ``NewtonControl(direction="auto")`` samples Hessians (from the fit of
 #: a sample, it is faster at any number of parameters there: 1e6 x 10, K = 3: 0.65 s vs 0.90 s).
 SAMPLED_MIN_ROWS = 100_000
