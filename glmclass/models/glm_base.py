@@ -24,7 +24,7 @@ import numpy as np
 from .. import families as F
 from ..blocks import ArrayBlocks, Block, RowBlocks, block_rows
 from ..errors import ConvergenceWarning, RankDeficientWarning
-from ..solvers.gram import column_abs_max, weighted_gram
+from ..solvers.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .base import Model, check_weights
 from .data import ModelData, check_finite
@@ -55,20 +55,6 @@ def constant(value: float, n: int) -> np.ndarray:
 def _is_constant(a: np.ndarray) -> bool:
     # a broadcast view; NumPy gives an empty array stride 0 too, and it has no value to read
     return a.strides == (0,) and a.shape[0] > 0
-
-
-def _column_abs_max(X: np.ndarray) -> np.ndarray:
-    """``np.abs(X).max(axis=0)`` of a design in memory, by folding the rows in halves as
-    :func:`~glmclass.solvers.gram.column_abs_max` does per block (max(axis=0) goes row by row:
-    2x slower at 1000 x 11, 3x at 5000 x 21), without a block source around the one block."""
-    a = np.abs(X)
-    while a.shape[0] > 64 and a.size > 4096:
-        h = a.shape[0] // 2
-        if a.shape[0] % 2:
-            np.maximum(a[0], a[-1], out=a[0])
-        np.maximum(a[:h], a[h : 2 * h], out=a[:h])
-        a = a[:h]
-    return a.max(axis=0)
 
 
 @dataclass(frozen=True)
@@ -275,7 +261,7 @@ class GLMProblem:
         """``max |x_j|`` of the kept columns (the scale of the separation symptoms)."""
         if self._one_block:
             X = self.exog if keep.all() else self.exog[:, keep]
-            return _column_abs_max(X) if X.shape[1] else np.zeros(0)
+            return abs_max_rows(X) if X.shape[1] else np.zeros(0)
         return column_abs_max(self.blocks().take_columns(keep))
 
     def loglik(self, eta: np.ndarray, nobs: float) -> float:

@@ -28,7 +28,15 @@ from ..numerics.linalg import (
 )
 from .gram import fused_pass, score_pass, shift_from_gram, shift_transform
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
-from .irls_steps import _domain_check, _is_pd, _kept, _penalised, _start_weights, _step
+from .irls_steps import (
+    _domain_check,
+    _is_pd,
+    _kept,
+    _penalised,
+    _polish,
+    _start_weights,
+    _step,
+)
 from .rank import aliased_design_columns, deciding_factor, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
@@ -581,23 +589,3 @@ def _aliased(blocks: RowBlocks, family: Family, g: np.ndarray, frame: _Frame,
         return family.irls_terms(b.y, start_eta(b), b.weights)[0]
 
     return aliased_design_columns(blocks, gram, fisher, frame.shift, extra, frame.intercept)
-
-
-def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
-    """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
-    objective does not rise; returns ``(coef, dev, obj, gram, rhs)`` at the last accepted
-    point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)`` at
-    ``coef``; ``keep`` as for :func:`_step`."""
-    dev, obj, g, r = state
-    sel = slice(None) if keep is None else keep
-    for _ in range(max_steps):
-        _, _, g_obs, r_obs = run(coef, observed=True)
-        cand = _step(g_obs, r_obs, keep, penalty, coef)
-        c_dev, c_obj, c_g, c_r = run(cand)  # obj = inf outside the domain
-        if not math.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
-            break
-        step = np.max(np.abs(cand - coef)[sel]) / (np.max(np.abs(cand[sel])) + 1e-300)
-        coef, dev, obj, g, r = cand, c_dev, c_obj, c_g, c_r
-        if step < 1e-13:
-            break
-    return coef, dev, obj, g, r

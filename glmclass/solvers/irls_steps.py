@@ -1,6 +1,7 @@
 """The pieces of one IRLS iteration that every path of :mod:`glmclass.solvers.irls` shares: the
-domain check of a trial step, the penalised and kept systems, the step's solve, and the weights
-at R's starting means that the sampled path's rank bound compares with the final ones."""
+domain check of a trial step, the penalised and kept systems, the step's solve, the observed-Hessian
+polishing of a non-canonical fit, and the weights at R's starting means that the sampled path's
+rank bound compares with the final ones."""
 
 from __future__ import annotations
 
@@ -130,3 +131,23 @@ def _start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.nda
             w0, w1 = known[float(w[0])]
             return np.where(ones, w1, w0)
     return family.irls_terms(y, start_eta(b), w)[0]
+
+
+def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
+    """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
+    objective does not rise; returns ``(coef, dev, obj, gram, rhs)`` at the last accepted
+    point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)`` at
+    ``coef``; ``keep`` as for :func:`_step`."""
+    dev, obj, g, r = state
+    sel = slice(None) if keep is None else keep
+    for _ in range(max_steps):
+        _, _, g_obs, r_obs = run(coef, observed=True)
+        cand = _step(g_obs, r_obs, keep, penalty, coef)
+        c_dev, c_obj, c_g, c_r = run(cand)  # obj = inf outside the domain
+        if not math.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
+            break
+        step = np.max(np.abs(cand - coef)[sel]) / (np.max(np.abs(cand[sel])) + 1e-300)
+        coef, dev, obj, g, r = cand, c_dev, c_obj, c_g, c_r
+        if step < 1e-13:
+            break
+    return coef, dev, obj, g, r
