@@ -99,12 +99,16 @@ def _cell(value: float) -> np.ndarray:
 _CELLS = {0.0: _cell(0.0), 1.0: _cell(1.0)}
 
 
-def _constant(value: float, n: int) -> np.ndarray:
+def constant(value: float, n: int) -> np.ndarray:
     """A read-only length-n vector of one value that takes no memory (a broadcast view).
 
-    A stride-0 view of a read-only cell: a quarter of ``np.broadcast_to``'s ~3 us, which a
-    small fit pays for every source it builds."""
-    return np.ndarray((n,), np.float64, buffer=_CELLS[value], strides=(0,))
+    For 0 and 1 (the default offsets and weights) a stride-0 view of a read-only cell: a
+    quarter of ``np.broadcast_to``'s ~3 us, which a small fit pays for every source it builds
+    and every default its model fills in."""
+    cell = _CELLS.get(value) if type(value) is float else None
+    if cell is None:
+        return np.broadcast_to(np.float64(value), (n,))
+    return np.ndarray((n,), np.float64, buffer=cell, strides=(0,))
 
 
 def _take(a: np.ndarray | None, at: np.ndarray) -> np.ndarray | None:
@@ -271,8 +275,8 @@ class ArrayBlocks(RowBlocks):
         n = X.shape[0]
         self._X = X
         self._y = None if y is None else np.asarray(y)
-        self._weights = _constant(1.0, n) if weights is None else np.asarray(weights, float)
-        self._offset = _constant(0.0, n) if offset is None else np.asarray(offset, float)
+        self._weights = constant(1.0, n) if weights is None else np.asarray(weights, float)
+        self._offset = constant(0.0, n) if offset is None else np.asarray(offset, float)
         for name, a in (("y", self._y), ("weights", self._weights), ("offset", self._offset)):
             if a is not None and a.shape != (n,):
                 raise ValueError(f"{name} must have shape ({n},) like the rows of X, got {a.shape}")

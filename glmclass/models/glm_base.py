@@ -22,34 +22,13 @@ from functools import cached_property
 import numpy as np
 
 from .. import families as F
-from ..blocks import ArrayBlocks, Block, RowBlocks, block_rows
+from ..blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
 from ..errors import ConvergenceWarning, RankDeficientWarning
 from ..solvers.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .base import Model, check_weights
 from .data import ModelData, check_finite
 from .response import binomial_response
-
-
-def _cell(value: float) -> np.ndarray:
-    cell = np.full(1, value)
-    cell.flags.writeable = False
-    return cell
-
-
-#: The read-only cells behind the default offsets and weights.
-_CELLS = {0.0: _cell(0.0), 1.0: _cell(1.0)}
-
-
-def constant(value: float, n: int) -> np.ndarray:
-    """A read-only length-n vector of one value that takes no memory (a broadcast view).
-
-    For 0 and 1 (the default offsets and weights) a stride-0 view of a read-only cell: a
-    quarter of ``np.broadcast_to``'s ~3 us, paid three times by every small model."""
-    cell = _CELLS.get(value) if type(value) is float else None
-    if cell is None:
-        return np.broadcast_to(np.float64(value), (n,))
-    return np.ndarray((n,), np.float64, buffer=cell, strides=(0,))
 
 
 def _is_constant(a: np.ndarray) -> bool:
