@@ -113,12 +113,9 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     def _fisher_inverse(self) -> np.ndarray | None:
         """Inverse of the solver's Fisher Gram on the kept columns (kept accurate through its
         shifted form), None when it is not positive definite."""
-        fit = self._fit
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf entries
-                if fit.transform is None and self.rank == fit.aliased.size:
-                    return spd_inverse(fit.gram)  # gram_inverse without the np.ix_ copy
-                return fit.gram_inverse(self._keep)
+                return self._fit.gram_inverse(self._keep)
         except NotPositiveDefinite:
             return None
 

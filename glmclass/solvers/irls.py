@@ -159,10 +159,11 @@ class IRLSFit:
         ------
         NotPositiveDefinite
         """
+        sel = None if keep.all() else keep  # every column kept: no np.ix_ copy
         if self.transform is None:
-            return spd_inverse(self.gram[np.ix_(keep, keep)])
-        tinv = np.linalg.inv(self.transform[np.ix_(keep, keep)])  # I - e_i s': exact
-        inner = spd_inverse(self.gram_shifted[np.ix_(keep, keep)])
+            return spd_inverse(_kept(self.gram, sel))
+        tinv = np.linalg.inv(_kept(self.transform, sel))  # I - e_i s': exact
+        inner = spd_inverse(_kept(self.gram_shifted, sel))
         out = tinv @ inner @ tinv.T
         return out / 2.0 + out.T / 2.0
 
