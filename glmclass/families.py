@@ -23,21 +23,9 @@ import numpy as np
 from scipy import special
 
 from . import links as L
-
-# |eta| above which the double-exponential links overflow; as R's cloglog mu.eta (pmin(eta, 700))
-_ETA_MAX = 700.0
-
-#: ``terms(eta, observed) -> (w, u, deviance)``: :meth:`Family.irls_terms` at a fixed response
-#: and fixed weights (:meth:`Family.terms_for`).
-Terms = Callable[..., tuple[np.ndarray, np.ndarray, float]]
-
-
-def _all_ones(weights: np.ndarray) -> bool:
-    """Whether every weight is exactly 1, so that multiplying by the weights changes nothing
-    (the default weights are a broadcast view of one cell: one comparison)."""
-    if weights.ndim == 1 and weights.strides == (0,) and weights.shape[0]:
-        return bool(weights[0] == 1.0)
-    return bool((weights == 1.0).all())
+from .binomial_terms import ETA_MAX as _ETA_MAX
+from .binomial_terms import Terms, logit_terms_for, probit_terms_for
+from .binomial_terms import all_ones as _all_ones
 
 
 def _xlogy_safe(y: np.ndarray, logx: np.ndarray) -> np.ndarray:
@@ -285,48 +273,6 @@ def _binomial_deviance(y: np.ndarray, lm: np.ndarray, l1m: np.ndarray) -> np.nda
     return dev
 
 
-def _logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
-    """Binomial-logit IRLS terms from one ``exp`` and one ``log1p`` per observation.
-
-    With ``e = exp(-|eta|)``: ``mu (1 - mu) = e / (1 + e)^2`` and the log-likelihood
-    ``y log mu + (1 - y) log(1 - mu) = y eta - max(eta, 0) - log1p(e)`` (scipy's ``log_expit``
-    rearranged). ``|eta|`` is capped at 700 as in :meth:`Family.working_weights`; the cap changes
-    the log-likelihood by less than 1e-300. The saturated deviance (zero for 0/1 responses) and
-    whether the weights are all 1 depend on ``y`` and ``weights`` only: found here, once.
-    """
-    ones = _all_ones(weights)
-    saturated = None
-    if ((y > 0) & (y < 1)).any():  # proportions
-        saturated = 2.0 * float(weights @ (special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)))
-
-    def terms(eta: np.ndarray, observed: bool = False):  # canonical: observed = expected
-        # in place where a temporary is ours: at a few hundred rows the allocations cost as
-        # much as the arithmetic
-        eta = np.asarray(eta, dtype=float)
-        e = np.abs(eta)
-        np.minimum(e, _ETA_MAX, out=e)
-        np.negative(e, out=e)
-        np.exp(e, out=e)  # exp(-min(|eta|, 700))
-        ope = e + 1.0
-        mu = np.where(eta >= 0, 1.0, e)
-        mu /= ope
-        w = np.multiply(ope, ope, out=ope)
-        np.divide(e, w, out=w)  # e / (1 + e)^2 = mu (1 - mu)
-        u = np.subtract(y, mu, out=mu)
-        if not ones:
-            np.multiply(weights, w, out=w)
-            np.multiply(weights, u, out=u)
-        loglik = y * eta
-        loglik -= np.maximum(eta, 0.0)
-        loglik -= np.log1p(e, out=e)
-        dev = -2.0 * float(weights @ loglik)
-        if saturated is not None:
-            dev += saturated
-        return w, u, dev
-
-    return terms
-
-
 @dataclass(frozen=True, repr=False)
 class Binomial(Family):
     """Binomial family for 0/1 responses or proportions (``var_weights`` = number of trials).
@@ -354,15 +300,19 @@ class Binomial(Family):
 
     def _terms(self, y, weights):
         """As :meth:`Family._terms`, with log mu and log(1 - mu) evaluated once (the generic
-        version evaluates them four to six times); the logit link has a closed form."""
+        version evaluates them four to six times); the logit link, and the probit link for
+        0/1 responses, have closed forms (:mod:`glmclass.binomial_terms`)."""
         if type(self.link) is L.Logit:  # exactly the logit (not a subclass): closed form
-            return _logit_terms_for(y, weights)
+            return logit_terms_for(y, weights)
+        proportions = bool(((y > 0) & (y < 1)).any())
+        if type(self.link) is L.Probit and not proportions:
+            return probit_terms_for(y, weights)
         link = self.link
         ones = _all_ones(weights)
         one_minus_y = 1.0 - y
         no_success, no_failure = y == 0, one_minus_y == 0  # where y log mu, (1-y) log(1-mu) are 0
         saturated = None
-        if ((y > 0) & (y < 1)).any():  # proportions
+        if proportions:
             saturated = 2.0 * (special.xlogy(y, y) + special.xlogy(one_minus_y, one_minus_y))
         binary = saturated is None  # every y is 0 or 1: y log mu is log mu or masked
 
