@@ -237,7 +237,7 @@ class BayesBinary(GLMBase):
         fit = prob.irls(control, start, penalty)
         keep = ~fit.aliased
         prior = np.diag(precision[keep])
-        hessian = prob.information(fit.coef, keep, True, fit.gram) + prior
+        hessian = prob.information(fit.coef, keep, True, fit.gram, fit.information) + prior
         info = hessian
         if information == "expected" and not self.family.is_canonical:
             # the penalised fit ran on the observed Hessian: the Fisher information is new

@@ -24,7 +24,7 @@ from ..blocks_dask import DaskBlocks
 from ..solvers.gram import weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .dask_data import DaskModelData, lazy_column
-from .glm_base import GLMProblem, NullFit
+from .glm_base import GLMProblem, NullFit, gram_applies
 from .response import binary_response, encode
 
 
@@ -224,9 +224,10 @@ class DaskGLMProblem(GLMProblem):
         return float(sum(parts))
 
     def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
-                    gram: np.ndarray | None = None) -> np.ndarray:
+                    gram: np.ndarray | None = None, gram_information: str = "expected"
+                    ) -> np.ndarray:
         fam = self.family
-        if gram is not None and (not observed or fam.is_canonical):
+        if gram_applies(fam, observed, gram, gram_information):
             return gram[np.ix_(keep, keep)]
         b = coef[keep]
 

@@ -118,6 +118,7 @@ class MLEGLM(GLMBase):
         cov = cov_spec(self.data, cov_type, cov_kwds)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           hessian="observed" if method == "newton" else "expected",
+                          information=information,
                           progress=IterationLog("deviance") if disp else None)
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))

@@ -54,6 +54,13 @@ class NullFit:
     deviance: float | None
 
 
+def gram_applies(family: F.Family, observed: bool, gram: np.ndarray | None,
+                 gram_information: str) -> bool:
+    """Whether the solver's Gram (of ``gram_information``) is the information asked for."""
+    return gram is not None and (family.is_canonical
+                                 or observed == (gram_information == "observed"))
+
+
 @dataclass(frozen=True)
 class GLMProblem:
     """The encoded data of a GLM: family, response, weights and offset, validated once.
@@ -256,11 +263,13 @@ class GLMProblem:
             return float(np.sum(np.where(f > 0, f * ll, 0.0)))
 
     def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
-                    gram: np.ndarray | None = None) -> np.ndarray:
+                    gram: np.ndarray | None = None, gram_information: str = "expected"
+                    ) -> np.ndarray:
         """Fisher (``observed=False``) or observed information X'WX on the kept columns at
-        ``coef``; ``gram`` is the solver's Fisher Gram at ``coef``, reused when it applies."""
+        ``coef``; ``gram`` is the solver's Gram at ``coef`` (of the ``gram_information``:
+        :attr:`IRLSFit.information`), reused when it is the one asked for."""
         fam = self.family
-        if gram is not None and (not observed or fam.is_canonical):
+        if gram_applies(fam, observed, gram, gram_information):
             return gram[np.ix_(keep, keep)]
         b = coef[keep]
         X = self.exog if keep.all() else self.exog[:, keep]

@@ -96,23 +96,26 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     @cached_property
     def _information(self) -> np.ndarray:
         """The observed or expected information on the kept columns."""
-        return self.model.problem.information(self._fit.coef, self._keep,
-                                              self.information == "observed", self._fit.gram)
+        fit = self._fit
+        return self.model.problem.information(fit.coef, self._keep,
+                                              self.information == "observed", fit.gram,
+                                              fit.information)
 
     @cached_property
     def _bread(self) -> np.ndarray | None:
         """Inverse information on the kept columns (None when it is not positive definite)."""
-        if self.information == "expected" or self.model.family.is_canonical:
-            return self._fisher_inverse
+        if self.information == self._fit.information or self.model.family.is_canonical:
+            return self._solver_inverse
         try:
             return spd_inverse(self._information)
         except NotPositiveDefinite:
             return None
 
     @cached_property
-    def _fisher_inverse(self) -> np.ndarray | None:
-        """Inverse of the solver's Fisher Gram on the kept columns (kept accurate through its
-        shifted form), None when it is not positive definite."""
+    def _solver_inverse(self) -> np.ndarray | None:
+        """Inverse of the solver's Gram on the kept columns (the information of
+        ``_fit.information``, kept accurate through its shifted form), None when it is not
+        positive definite."""
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf entries
                 return self._fit.gram_inverse(self._keep)
@@ -120,12 +123,13 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
             return None
 
     def _bare_se(self) -> np.ndarray:
-        """Standard errors on the kept columns from the solver's Fisher information (no further
-        pass over the data), inf where it is singular: the separation check's symptom, without
-        the warning ``bse`` gives."""
-        if self._fisher_inverse is None:
+        """Standard errors on the kept columns from the solver's information (no further pass
+        over the data; Fisher's or the observed one: along a separating direction both
+        vanish), inf where it is singular: the separation check's symptom, without the
+        warning ``bse`` gives."""
+        if self._solver_inverse is None:
             return np.full(self.rank, np.inf)
-        var = self._fisher_inverse.diagonal()
+        var = self._solver_inverse.diagonal()
         with np.errstate(invalid="ignore"):
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
@@ -177,8 +181,9 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         the rank. Used by HC2/HC3 covariances and influence measures."""
         require_data(self, "hat_matrix_diag")
         m, keep = self.model, self._keep
-        gram = self._fit.gram if self.method == "irls" else None  # Newton's is observed
-        bread = spd_inverse(m.problem.information(self._fit.coef, keep, False, gram))
+        fit = self._fit
+        bread = spd_inverse(m.problem.information(fit.coef, keep, False, fit.gram,
+                                                  fit.information))
         w = m.prior_weights * m.family.working_weights(self._eta)
         X = m.exog if keep.all() else m.exog[:, keep]
         return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")

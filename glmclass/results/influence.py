@@ -74,8 +74,9 @@ class GLMInfluence:
     def _bread(self) -> np.ndarray:
         """B = (X'WX)^-1 with the Fisher weights (unscaled), on the estimated columns."""
         r = self.results
-        gram = r._fit.gram if r.method == "irls" else None  # Newton's Gram is the observed one
-        return spd_inverse(r.model.problem.information(r._fit.coef, self._keep, False, gram))
+        fit = r._fit
+        return spd_inverse(r.model.problem.information(fit.coef, self._keep, False, fit.gram,
+                                                       fit.information))
 
     @cached_property
     def _h(self) -> np.ndarray:

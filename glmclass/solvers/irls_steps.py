@@ -18,7 +18,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from .irls_qr import QRSystem
 
 if TYPE_CHECKING:
-    from .irls import Penalty
+    from .irls_records import Penalty
 
 
 def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:

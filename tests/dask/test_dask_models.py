@@ -314,7 +314,7 @@ def test_large_fits_on_dask_equal_the_exact_in_memory_fit(model, monkeypatch):
     pass is a graph over the partitions, so fits there keep exact IRLS/Newton iterates (fewer
     passes): they equal the in-memory exact fit to 1e-10, and the in-memory sampled fit to its
     tolerance (~1e-7 standard errors)."""
-    from glmclass.solvers import irls, newton
+    from glmclass.solvers import irls_sampled, newton
 
     rng = np.random.default_rng(14)
     n, p = (150_000, 26) if model != "MNLogit" else (120_000, 12)
@@ -335,12 +335,12 @@ def test_large_fits_on_dask_equal_the_exact_in_memory_fit(model, monkeypatch):
         return counted
 
     with monkeypatch.context() as m:
-        m.setattr(irls, "sampled_newton", spy(irls.sampled_newton))
+        m.setattr(irls_sampled, "sampled_newton", spy(irls_sampled.sampled_newton))
         m.setattr(newton, "sampled_newton", spy(newton.sampled_newton))
         sampled = cls(y, X).fit()
     lazy = cls(da.from_array(y, chunks=30_000), da.from_array(X, chunks=(30_000, p))).fit()
     with monkeypatch.context() as m:  # the in-memory exact path: no sampling at any size
-        m.setattr(irls, "SAMPLED_MIN_ROWS", 10**12)
+        m.setattr(irls_sampled, "SAMPLED_MIN_ROWS", 10**12)
         m.setattr(newton, "SAMPLED_MIN_ROWS", 10**12)
         exact = cls(y, X).fit()
     assert runs  # the in-memory fit did take the sampled path

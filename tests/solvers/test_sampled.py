@@ -14,18 +14,14 @@ from scipy import special, stats
 
 import glmclass as gc
 import glmclass.solvers.irls as IR
+import glmclass.solvers.irls_sampled as IS
 import glmclass.solvers.sampled as S
 from glmclass import families as F
 from glmclass import links as L
 from glmclass.blocks import ArrayBlocks, block_rows
 from glmclass.solvers import newton as NW
-from glmclass.solvers.irls import (
-    CANONICAL_ROWS_FACTOR,
-    SAMPLED_MIN_ROWS,
-    Control,
-    Penalty,
-    irls,
-)
+from glmclass.solvers.irls import Control, Penalty, irls
+from glmclass.solvers.irls_sampled import CANONICAL_ROWS_FACTOR, SAMPLED_MIN_ROWS
 
 
 def _data(n, p, seed, link="logit", scale=1.0):
@@ -38,9 +34,9 @@ def _data(n, p, seed, link="logit", scale=1.0):
     return X, y
 
 
-def plain_newton(X, y, link="logit", w=None, offset=None, precision=None):
+def plain_newton(X, y, link="logit", w=None, offset=None, precision=None, information="expected"):
     """Textbook Newton on the binomial deviance (observed information), whole arrays, float64;
-    returns the estimates and the Fisher information X'WX at them."""
+    returns the estimates and the Fisher (or the observed) information X'WX at them."""
     n, p = X.shape
     w = np.ones(n) if w is None else w
     offset = np.zeros(n) if offset is None else offset
@@ -68,6 +64,8 @@ def plain_newton(X, y, link="logit", w=None, offset=None, precision=None):
         b = b + step
         if np.max(np.abs(step)) < 1e-15 * (1 + np.max(np.abs(b))):
             break
+    if information == "observed":
+        return b, h - (0 if precision is None else precision)
     eta = X @ b + offset
     if link == "logit":
         mu = special.expit(eta)
@@ -131,7 +129,7 @@ def sampled_passes(monkeypatch):
         calls.append(out.passes)
         return out
 
-    monkeypatch.setattr("glmclass.solvers.irls.sampled_newton", spy)
+    monkeypatch.setattr("glmclass.solvers.irls_sampled.sampled_newton", spy)
     return calls
 
 
@@ -139,7 +137,7 @@ def sampled_passes(monkeypatch):
 def warm_any_size(monkeypatch):
     """Start from a sample fit whatever share of the rows the sample is (the tests' data are
     small; at 1e6 rows the sample is 2-4 % of them)."""
-    monkeypatch.setattr("glmclass.solvers.irls.WARM_MAX_FRACTION", 1.0)
+    monkeypatch.setattr("glmclass.solvers.irls_sampled.WARM_MAX_FRACTION", 1.0)
     monkeypatch.setattr(NW, "WARM_MAX_FRACTION", 1.0)
 
 
@@ -230,10 +228,10 @@ def test_sampled_hessian_is_the_scaled_hessian_of_the_sampled_blocks():
 
 
 def _spy(monkeypatch, name="_sampled_start"):
-    """Records whether ``irls.<name>`` returned something: for ``_sampled_start`` None means
-    the full start pass ran, for ``_warm_start`` that the fit started from R's starting means."""
-    import glmclass.solvers.irls as irls_mod
-
+    """Records whether ``<name>`` returned something: for ``_sampled_start`` None means
+    the full start pass ran, for ``_warm_start`` that the fit started from R's starting means
+    (each patched where it is called: ``irls`` calls the first, ``irls_sampled`` the second)."""
+    irls_mod = IR if name == "_sampled_start" else IS
     seen = []
     original = getattr(irls_mod, name)
 
@@ -412,16 +410,63 @@ def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
 def test_no_sample_fit_when_the_sample_is_a_large_share_of_the_rows(monkeypatch):
     seen = _spy(monkeypatch, "_warm_start")
     starts = []
-    original = IR._sampled
+    original = IS._sampled
 
     def spy(*args, **kwargs):
         starts.append(args[7] is not None)  # the coefficients it starts from
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(IR, "_sampled", spy)
+    monkeypatch.setattr(IS, "_sampled", spy)
     X, y = _data(60_000, 8, 15)  # the sample would be a third of the rows
     ref, _ = plain_newton(X, y)
     fit = irls(ArrayBlocks(X, y), F.Binomial(), control=Control(direction="sampled"),
                intercept=0)
     assert seen == [False] and starts == [False]  # from R's starting means, sampled blocks
     np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_the_final_pass_gives_the_observed_information_when_asked(monkeypatch, sampled_passes,
+                                                                   warm):
+    """``Control(information="observed")``: a probit fit's full (and early single-precision)
+    passes use the observed information, so the Gram returned is the float64 observed
+    information at the estimates, for standard errors without a further pass."""
+    if warm:
+        monkeypatch.setattr("glmclass.solvers.irls_sampled.WARM_MAX_FRACTION", 1.0)
+    X, y = _data(40_000, 12, 21, "probit")
+    ref, observed = plain_newton(X, y, "probit", information="observed")
+    fam, blocks = F.Binomial(L.Probit()), ArrayBlocks(X, y)
+    fit = irls(blocks, fam, control=Control(direction="sampled", information="observed"),
+               intercept=0)
+    assert fit.converged and fit.information == "observed"
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(fit.gram, observed, rtol=1e-9, atol=1e-10 * np.abs(observed).max())
+    fisher = irls(blocks, fam, control=Control(direction="sampled"), intercept=0)
+    assert fisher.information == "expected"
+    np.testing.assert_allclose(fisher.coef, ref, rtol=0, atol=1e-8)
+    assert not np.allclose(fisher.gram, fit.gram, rtol=1e-6)  # not the same matrix
+    assert all(p["full"] == 1 for p in sampled_passes)
+
+
+def test_an_indefinite_observed_information_falls_back_to_fisher_s():
+    class Indefinite(F.Binomial):
+        """A probit whose observed weights are negated: never positive definite."""
+
+        def irls_terms(self, y, eta, weights, observed=False):
+            w, u, dev = super().irls_terms(y, eta, weights)
+            return (-w if observed else w), u, dev
+
+    X, y = _data(40_000, 6, 22, "probit")
+    ref, info = plain_newton(X, y, "probit")
+    fit = irls(ArrayBlocks(X, y), Indefinite(L.Probit()),
+               control=Control(direction="sampled", information="observed"), intercept=0)
+    assert fit.converged and fit.information == "expected"
+    np.testing.assert_allclose(fit.coef, ref, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(fit.gram, info, rtol=1e-8, atol=1e-10 * np.abs(info).max())
+
+
+def test_a_canonical_link_s_fit_holds_the_expected_information():
+    X, y = _data(20_000, 4, 23)
+    fit = irls(ArrayBlocks(X, y), F.Binomial(),
+               control=Control(direction="sampled", information="observed"), intercept=0)
+    assert fit.information == "expected"  # the same matrix: results treat both alike
