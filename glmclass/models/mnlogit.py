@@ -28,9 +28,11 @@ from ..results.mnlogit import MNLogitResults
 from ..results.regularized import RegularizationPath, RegularizedMNLogitResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
+from ..solvers import newton as NW
 from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
-from ..solvers.rank import aliased_design_columns
+from ..solvers.rank import aliased_design_columns, bound_decides, gram_decides
+from ..solvers.sampled import sample_fraction
 from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
@@ -188,16 +190,17 @@ class MNLogit(Model):
         cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
         shown = replace(control, progress=IterationLog("deviance")) if disp else control
-        rows = self._blocks()
-        icpt, gram = self.data.intercept_index, weighted_gram(rows)
-        shift = shift_from_gram(gram, icpt)  # large column means: decide on the shifted design
-        if shift is not None:
-            gram = weighted_gram(rows, shift=shift)
-        aliased = aliased_design_columns(rows, gram, shift=shift, intercept=icpt)
+        trial = None if method in GD.METHODS else self._full_rank_fit(shown)
+        if trial is not None and trial[1]:  # its Hessian shows R's rule would alias nothing
+            aliased = np.zeros(self.exog.shape[1], dtype=bool)
+        else:
+            aliased = self._aliased()
         keep = ~aliased
         blocks = self._blocks(keep, objective=True)
         if method in GD.METHODS:
             fit = GF.multinomial_fit(self, keep, self._start(keep), method, grad)
+        elif trial is not None and keep.all():  # the fit on every column stands
+            fit = trial[0]
         else:
             fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
         null = self._null_deviance(control)
@@ -207,6 +210,49 @@ class MNLogit(Model):
         if cov.robust:
             results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
+
+    def _aliased(self) -> np.ndarray:
+        """R's aliasing rule on the frequency-weighted design (shifted when its column means
+        are large): one pass for the Gram X'FX, and a QR only when that does not decide."""
+        rows = self._blocks()
+        icpt, gram = self.data.intercept_index, weighted_gram(rows)
+        shift = shift_from_gram(gram, icpt)  # large column means: decide on the shifted design
+        if shift is not None:
+            gram = weighted_gram(rows, shift=shift)
+        return aliased_design_columns(rows, gram, shift=shift, intercept=icpt)
+
+    def _full_rank_fit(self, control: NewtonControl) -> tuple[NewtonFit, bool] | None:
+        """Newton's method on every column before any rank decision, for a large in-memory
+        design whose row sample is clearly full rank; with whether its final Hessian shows
+        that R's rule on X'FX aliases nothing (then X'FX needs no pass of its own). None when
+        the design is small, on Dask, or its sample (or the fit) does not look full rank.
+
+        Each level's Hessian block is ``2 X' diag(f p_j (1 - p_j)) X``, so its weights are
+        within ``[min, max] p_j (1 - p_j)`` of X'FX's (:func:`~glmclass.solvers.rank.
+        bound_decides`); the sample check keeps a rank-deficient design from a fit on
+        singular Hessians.
+        """
+        rows = self._blocks()
+        if not rows.sample_hessians or rows.n_rows < NW.SAMPLED_MIN_ROWS:
+            return None
+        sub = rows.subsample(int(sample_fraction(rows.n_rows, rows.n_cols) * rows.n_rows))
+        if sub is None or not gram_decides(weighted_gram(sub), None,
+                                           self.data.intercept_index):
+            return None
+        everything = np.ones(self.exog.shape[1], dtype=bool)
+        objective = multinomial_deviance(self._blocks(everything, objective=True), self.K,
+                                         weight_range=True)
+        try:
+            fit = newton(objective, self._start(everything), control)
+        except (ValueError, np.linalg.LinAlgError):
+            return None
+        record = objective.weight_range
+        if not fit.converged or record is None or not np.array_equal(record[0], fit.coef):
+            return None
+        p, (_, low, high) = self.exog.shape[1], record
+        blocks = (fit.hessian[j * p:(j + 1) * p, j * p:(j + 1) * p] for j in range(self.K - 1))
+        return fit, any(bound_decides(h, lo, hi)
+                        for h, lo, hi in zip(blocks, low, high, strict=True))
 
     def _start(self, keep: np.ndarray | None) -> np.ndarray:
         """Zeros, with intercepts at the log ratios of the level totals to the reference's

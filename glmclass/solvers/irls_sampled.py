@@ -13,11 +13,11 @@ import numpy as np
 from ..blocks import Block, RowBlocks
 from ..errors import DataError
 from ..families import Family
-from ..numerics.linalg import GRAM_CLEAR, NotPositiveDefinite, min_pivot, spd_solve
+from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from .gram import fused_pass, score_pass, shift_from_gram
 from .irls_records import Control, IRLSFit, Penalty, _Frame
 from .irls_steps import _is_pd, _kept, _penalised, _start_weights, _step
-from .rank import gram_decides
+from .rank import bound_decides, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
 #: Fewest rows for which ``Control(direction="auto")`` samples the Gram: below them a full pass
@@ -34,9 +34,6 @@ CANONICAL_ROWS_FACTOR = 1.5
 #: only when it is small (1e6 rows, 2 % samples: 5-12 % faster at p = 10, 50; 4 % at p = 200
 #: and 8-40 % at 1e5-5e5 rows: 4-90 % slower; benchmarks/README.md, issue 14 round three).
 WARM_MAX_FRACTION = 0.025
-#: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` the bound on the start Gram's
-#: pivots must be for a fit without a full start pass (it absorbs that Gram's rounding).
-RANK_MARGIN = 100.0
 
 
 def _use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
@@ -204,8 +201,8 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
     g = fit.state.hessian
     if ratio_range is not None:
         lo, hi = low[0], -low[1]
-        bound = min_pivot(_penalised(g, penalty)) * min(lo, 1.0) / max(hi, 1.0)
-        if not bound > RANK_MARGIN * GRAM_CLEAR:  # NaN fails too
+        # a prior precision P is in both: a (G_f + P) <= G_s + P needs a <= 1, and b >= 1
+        if not bound_decides(_penalised(g, penalty), min(lo, 1.0), max(hi, 1.0)):
             return None
     out = np.where(keep, frame.to_beta(np.where(keep, fit.coef, 0.0)), np.nan)
     both = np.outer(keep, keep)

@@ -394,7 +394,8 @@ def _complement(prob: np.ndarray, prob_ref: np.ndarray) -> np.ndarray:
     return q
 
 
-def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
+def multinomial_deviance(blocks: RowBlocks, n_levels: int,
+                         weight_range: bool = False) -> Objective:
     """The deviance of a baseline-category multinomial logit, as an objective for :func:`newton`.
 
     Parameters
@@ -407,6 +408,12 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
         ``rows = block_rows((K-1) p)`` keeps them at about 2 MB.
     n_levels : int
         Number of levels K (at least 2).
+    weight_range : bool
+        Record, at each point whose full float64 Hessian is made, the smallest and largest
+        weight ``p_j (1 - p_j)`` of each non-reference level over the rows, as
+        ``evaluate.weight_range = (coef, low, high)`` (None before): with them a level's
+        Hessian block bounds the Gram X'FX (:func:`~glmclass.solvers.rank.bound_decides`).
+        For sources reduced in this process (the blocks' sums are then made in place).
 
     Returns
     -------
@@ -441,6 +448,7 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
         dtype = np.float32 if derivatives == "single" else np.float64
         frac = 1.0 if derivatives in (True, "full", "single") else (
             0.0 if derivatives == "score" else float(derivatives))
+        ranged = weight_range and derivatives in (True, "full")
         derivatives = derivatives is not False
 
         def one(b: Block):
@@ -453,6 +461,8 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
                 if not _no_offset(ob):
                     eta += ob[:, None]
             if not np.isfinite(eta).all():
+                if ranged:
+                    return -np.inf, 0.0, 0.0, 0, np.full(2 * k1, np.inf)
                 return (-np.inf, 0.0, 0.0, 0) if derivatives else -np.inf
             lse, prob, p0 = softmax_parts(eta)
             rows = _level_rows(cb, k1)
@@ -465,12 +475,23 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
             grad = xb.T @ _residual(cb, fb, prob, q, rows)
             if frac <= 0.0 or not in_sample(b.start, frac):
                 return loglik, grad, 0.0, 0
-            return loglik, grad, _hessian_block(xb, fb, prob, q, dtype), xb.shape[0]
+            if not ranged:
+                return loglik, grad, _hessian_block(xb, fb, prob, q, dtype), xb.shape[0]
+            low = np.full(2 * k1, np.inf)
+            return loglik, grad, _hessian_block(xb, fb, prob, q, dtype, low), xb.shape[0], low
 
         if not derivatives:
             return -2.0 * blocks.reduce(one, 0.0), None, None
-        zero = (0.0, np.zeros((p, k1)), 0.0, 0)
-        loglik, grad, hess, m = blocks.reduce(one, zero)
+        if ranged:
+            out = blocks.reduce(one, None, _sum_in_place)
+            if out is None:  # no rows
+                out = (0.0, np.zeros((p, k1)), np.zeros((k1 * p, k1 * p)), 0,
+                       np.full(2 * k1, np.inf))
+            loglik, grad, hess, m, low = out
+            evaluate.weight_range = (coef.copy(), low[:k1], -low[k1:])
+        else:
+            zero = (0.0, np.zeros((p, k1)), 0.0, 0)
+            loglik, grad, hess, m = blocks.reduce(one, zero)
         if not np.isfinite(loglik):
             return np.inf, None, None
         if frac <= 0.0:
@@ -488,17 +509,35 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int) -> Objective:
         sub = blocks.subsample(rows)
         return None if sub is None else multinomial_deviance(sub, n_levels)
 
+    evaluate.weight_range = None
     evaluate.sampled_rows = blocks.n_rows  # offers sampled Hessians (see newton())
     evaluate.sample_by_default = blocks.sample_hessians  # what "auto" does (not on Dask)
     evaluate.subsample = subsample  # a warm start and fair sampled Hessians (see newton())
     return evaluate
 
 
+def _sum_in_place(acc: list | None, part: tuple) -> list:
+    """A reduction's combine for the blocks' (loglik, gradient, Hessian, rows, range) made in
+    this process: sums into the first block's own arrays (each block makes new ones), and the
+    elementwise minimum of the last entry."""
+    if acc is None:
+        return list(part)
+    for i in range(4):
+        if isinstance(acc[i], np.ndarray) and isinstance(part[i], np.ndarray):
+            acc[i] += part[i]
+        else:
+            acc[i] = acc[i] + part[i]
+    np.minimum(acc[4], part[4], out=acc[4])
+    return acc
+
+
 def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
-                   q: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+                   q: np.ndarray, dtype: type = np.float64,
+                   low: np.ndarray | None = None) -> np.ndarray:
     """One row block's log-likelihood Hessian (see :func:`multinomial_deviance`): one weighted
     Gram (``syrk``, p columns) per pair of levels, every weight non-negative; with ``dtype``
-    float32 the products are made in single precision (the result is float64)."""
+    float32 the products are made in single precision (the result is float64). ``low``
+    (2 (K-1),) takes ``[min_n p_j (1 - p_j) for each j, -max_n p_j (1 - p_j) for each j]``."""
     r, p = xb.shape
     k1 = prob.shape[1]
     block = np.empty((k1 * p, k1 * p))
@@ -506,6 +545,9 @@ def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
     unit = _unit(fb)  # f p_j (...) is p_j (...) to the last bit
     for j in range(k1):
         fp = prob[:, j] if unit else fb * prob[:, j]
+        if low is not None and r:
+            pq = prob[:, j] * q[:, j]
+            low[j], low[k1 + j] = np.minimum.reduce(pq), -np.maximum.reduce(pq)
         for k in range(j, k1):
             v = fp * (q[:, j] if j == k else prob[:, k])
             xs = np.multiply(xb, np.sqrt(v, out=v)[:, None], out=buf)

@@ -30,8 +30,19 @@ import numpy as np
 from scipy import linalg as sla
 
 from ..blocks import Block, RowBlocks
-from ..numerics.linalg import QR_TOL, ROUNDING_TOL, aliased_from_r, clear_cholesky
+from ..numerics.linalg import (
+    GRAM_CLEAR,
+    QR_TOL,
+    ROUNDING_TOL,
+    aliased_from_r,
+    clear_cholesky,
+    min_pivot,
+)
 from .gram import shift_transform, weighted_gram
+
+#: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` a bound on the pivots of a Gram
+#: must be for :func:`bound_decides` (it absorbs the rounding of the Gram the bound comes from).
+RANK_MARGIN = 100.0
 
 
 def qr_factor(blocks: RowBlocks, weights: Callable[[Block], np.ndarray] | None = None,
@@ -157,3 +168,30 @@ def deciding_factor(gram: np.ndarray, shift: np.ndarray | None = None,
         if np.any(ROUNDING_TOL * raw > 1e-4 * centred):
             return None
     return clear_cholesky(gram)
+
+
+def bound_decides(gram: np.ndarray, low: float, high: float) -> bool:
+    """Whether another Gram of the same rows, known only through ``gram``, is clearly full rank.
+
+    With ``G = X' W X`` (``gram``) and ``G0 = X' W0 X`` whose weights satisfy
+    ``low <= w0_i / w_i <= high`` on every row, ``low G <= G0 <= high G``: each Schur
+    complement and each diagonal entry of ``G0`` lies within those factors of ``G``'s, so
+    every pivot of the equilibrated ``G0`` is at least ``low / high`` times ``min_pivot(G)``.
+    When that is :data:`RANK_MARGIN` times above
+    :data:`~glmclass.numerics.linalg.GRAM_CLEAR`, :func:`gram_decides` on ``G0`` keeps every
+    column without a QR (shifting columns after a column of ones only raises the pivots), so
+    R's rule on ``G0`` aliases nothing: no pass over the rows is needed to form ``G0``.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (p, p)
+    low, high : float
+        Bounds of the per-row ratio of the two Grams' weights (NaN fails).
+
+    Returns
+    -------
+    bool
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bound = min_pivot(gram) * (low / high)
+    return bool(bound > RANK_MARGIN * GRAM_CLEAR)
