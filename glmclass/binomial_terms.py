@@ -112,8 +112,10 @@ def _mills_gap(x: np.ndarray) -> np.ndarray:
     return 1.0 / (x + t)
 
 
-def probit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
-    """Binomial-probit IRLS terms for 0/1 responses (``y`` holds no proportions).
+def probit_terms_for(y: np.ndarray, weights: np.ndarray,
+                     success: np.ndarray | None = None) -> Terms:
+    """Binomial-probit IRLS terms for 0/1 responses (``y`` holds no proportions; ``success``
+    is ``y == 1`` when the caller has it).
 
     With ``s = (2 y - 1) eta``, ``t = -|eta|`` and ``a = Phi(t)``: ``log Phi(s)`` is
     ``log a`` where ``s < 0`` and ``log1p(-a)`` elsewhere; ``lambda(s) = exp(log phi(eta) -
@@ -124,7 +126,7 @@ def probit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
     the weights and the score are those at ``eta`` capped at +-700; the deviance is at ``eta``.
     """
     ones = all_ones(weights)
-    sign = np.where(y == 1.0, 1.0, -1.0)  # 2 y - 1
+    sign = np.where(y == 1.0 if success is None else success, 1.0, -1.0)  # 2 y - 1
 
     def terms(eta: np.ndarray, observed: bool = False):
         eta = np.asarray(eta, dtype=float)

@@ -304,15 +304,16 @@ class Binomial(Family):
         0/1 responses, have closed forms (:mod:`glmclass.binomial_terms`)."""
         if type(self.link) is L.Logit:  # exactly the logit (not a subclass): closed form
             return logit_terms_for(y, weights)
-        proportions = bool(((y > 0) & (y < 1)).any())
-        if type(self.link) is L.Probit and not proportions:
-            return probit_terms_for(y, weights)
+        if type(self.link) is L.Probit:
+            success = y == 1.0
+            if np.count_nonzero(success) == np.count_nonzero(y):  # every y is 0 or 1
+                return probit_terms_for(y, weights, success)
         link = self.link
         ones = _all_ones(weights)
         one_minus_y = 1.0 - y
         no_success, no_failure = y == 0, one_minus_y == 0  # where y log mu, (1-y) log(1-mu) are 0
         saturated = None
-        if proportions:
+        if ((y > 0) & (y < 1)).any():  # proportions
             saturated = 2.0 * (special.xlogy(y, y) + special.xlogy(one_minus_y, one_minus_y))
         binary = saturated is None  # every y is 0 or 1: y log mu is log mu or masked
 
