@@ -48,6 +48,14 @@ PROB_TRIGGER = 1e-6
 CHEAP_LP = 1_000_000
 
 
+def _sample_full_rank(rows: RowBlocks, intercept: int | None) -> bool:
+    """Whether a systematic row sample (the size of the sampled Hessians') shows X'FX clearly
+    full rank; False when the source cannot sample. The sample is freed on return: a fit
+    holds no more than the design."""
+    sub = rows.subsample(int(sample_fraction(rows.n_rows, rows.n_cols) * rows.n_rows))
+    return sub is not None and gram_decides(weighted_gram(sub), None, intercept)
+
+
 def _tidy_labels(levels: list) -> list:
     """Integral float labels (a numeric response read with missing values) become ints."""
     if levels and all(isinstance(v, (float, np.floating)) and float(v).is_integer()
@@ -233,11 +241,8 @@ class MNLogit(Model):
         singular Hessians.
         """
         rows = self._blocks()
-        if not rows.sample_hessians or rows.n_rows < NW.SAMPLED_MIN_ROWS:
-            return None
-        sub = rows.subsample(int(sample_fraction(rows.n_rows, rows.n_cols) * rows.n_rows))
-        if sub is None or not gram_decides(weighted_gram(sub), None,
-                                           self.data.intercept_index):
+        if (not rows.sample_hessians or rows.n_rows < NW.SAMPLED_MIN_ROWS
+                or not _sample_full_rank(rows, self.data.intercept_index)):
             return None
         everything = np.ones(self.exog.shape[1], dtype=bool)
         objective = multinomial_deviance(self._blocks(everything, objective=True), self.K,
