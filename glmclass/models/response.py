@@ -92,7 +92,8 @@ def _small_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     present = np.flatnonzero(np.bincount(codes))
     position = np.zeros(int(present[-1]) + 1, dtype=np.intp)
     position[present] = np.arange(present.size)
-    return present.astype(y.dtype), position[codes]
+    # in place (no second array of N codes); "clip" takes unbuffered, element by element
+    return present.astype(y.dtype), np.take(position, codes, out=codes, mode="clip")
 
 
 def encode(y, levels: list) -> np.ndarray:
