@@ -30,7 +30,14 @@ from ..results.robust import cov_spec
 from ..solvers import gradient as GD
 from ..solvers import newton as NW
 from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
-from ..solvers.newton import NewtonControl, NewtonFit, multinomial_deviance, newton, softmax_parts
+from ..solvers.newton import (
+    NewtonControl,
+    NewtonFit,
+    _unit,
+    multinomial_deviance,
+    newton,
+    softmax_parts,
+)
 from ..solvers.rank import aliased_design_columns, bound_decides, gram_decides
 from ..solvers.sampled import sample_fraction
 from . import gradient_fit as GF
@@ -119,7 +126,10 @@ class MNLogit(Model):
         n = data.nrows
         a = data.arrays
         f = a["freq_weights"] if a.get("freq_weights") is not None else constant(1.0, n)
-        totals = np.bincount(codes, weights=f, minlength=len(fit_levels))
+        if _unit(f):  # no weights: counts, without an N-long copy of the broadcast 1s
+            totals = np.bincount(codes, minlength=len(fit_levels)).astype(float)
+        else:
+            totals = np.bincount(codes, weights=f, minlength=len(fit_levels))
         if np.any(totals <= 0):
             lv = fit_levels[int(np.flatnonzero(totals <= 0)[0])]
             raise ValueError(f"level {lv!r} of {name!r} has zero total frequency weight: drop "

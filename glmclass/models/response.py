@@ -83,8 +83,10 @@ def _small_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     with np.errstate(invalid="ignore"):  # NaN and inf cast to junk, then fail the comparison
         codes = y.astype(np.intp)
     if y.dtype.kind == "f":
-        if np.signbit(y).any() or not np.array_equal(codes, y):
-            return None
+        for i in range(0, y.size, 1 << 16):  # in chunks: no temporaries of N values
+            part = y[i:i + (1 << 16)]
+            if np.signbit(part).any() or not np.array_equal(codes[i:i + (1 << 16)], part):
+                return None
     elif np.minimum.reduce(codes) < 0:
         return None
     if np.maximum.reduce(codes) >= 4096:
@@ -108,13 +110,17 @@ def encode(y, levels: list) -> np.ndarray:
 
 
 def _recode(values: list, levels: list, inverse: np.ndarray) -> np.ndarray | None:
-    """Codes against ``levels`` of rows whose value is ``values[inverse]``; None unless the
-    values are the levels, in another order."""
+    """Codes against ``levels`` of rows whose value is ``values[inverse]``, written over
+    ``inverse`` (one array of N codes at a time); None unless the values are the levels, in
+    another order."""
     where = {v: j for j, v in enumerate(levels)}
     order = [where.get(v) for v in values]  # the position in ``levels`` of each value
     if len(values) != len(levels) or None in order or len(set(order)) != len(order):
         return None
-    return np.asarray(order, dtype=np.intp)[inverse]
+    if order == list(range(len(order))):
+        return inverse.astype(np.intp, copy=False)
+    # "clip" takes unbuffered, element by element: safe in place
+    return np.take(np.asarray(order, dtype=np.intp), inverse, out=inverse, mode="clip")
 
 
 def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
