@@ -263,11 +263,13 @@ class GLMProblem:
             return float(np.sum(np.where(f > 0, f * ll, 0.0)))
 
     def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
-                    gram: np.ndarray | None = None, gram_information: str = "expected"
-                    ) -> np.ndarray:
+                    gram: np.ndarray | None = None, gram_information: str = "expected",
+                    shift: np.ndarray | None = None) -> np.ndarray:
         """Fisher (``observed=False``) or observed information X'WX on the kept columns at
         ``coef``; ``gram`` is the solver's Gram at ``coef`` (of the ``gram_information``:
-        :attr:`IRLSFit.information`), reused when it is the one asked for."""
+        :attr:`IRLSFit.information`), reused when it is the one asked for. With ``shift``
+        (p,), the information of the shifted design ``X - 1 shift'`` (see
+        :func:`~glmclass.solvers.gram.shift_from_gram`)."""
         fam = self.family
         if gram_applies(fam, observed, gram, gram_information):
             return gram[np.ix_(keep, keep)]
@@ -280,7 +282,7 @@ class GLMProblem:
                 return fam.irls_terms(blk.y, eta, blk.weights, observed=True)[0]
             return blk.weights * fam.working_weights(eta)
 
-        return weighted_gram(self.blocks(X), w)
+        return weighted_gram(self.blocks(X), w, None if shift is None else shift[keep])
 
 
 class GLMBase(Model):

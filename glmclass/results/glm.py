@@ -4,6 +4,7 @@ number cached; the covariance from :mod:`glmclass.numerics.covariance`."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -107,9 +108,28 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         if self.information == self._fit.information or self.model.family.is_canonical:
             return self._solver_inverse
         try:
+            if self._fit.transform is not None:  # large column means: keep the digits
+                return self._shifted_inverse()
             return spd_inverse(self._information)
         except NotPositiveDefinite:
             return None
+
+    def _shifted_inverse(self) -> np.ndarray:
+        """The inverse ``information`` of a fit made on a shifted design, through that design's
+        information (as :meth:`IRLSFit.gram_inverse`): the Gram of the raw design loses the
+        digits that large column means take (1e-7 relative at a mean of 1e4)."""
+        fit, keep = self._fit, self._keep
+        t = fit.transform
+        p = t.shape[0]
+        row = np.flatnonzero(np.any(t != np.eye(p), axis=1))  # T = I + e_i shift'
+        if not row.size:
+            return spd_inverse(self._information)
+        shift = t[row[0]] - np.eye(p)[row[0]]
+        g = self.model.problem.information(fit.coef, keep, self.information == "observed",
+                                           shift=shift)
+        full = np.zeros((p, p))
+        full[np.ix_(keep, keep)] = g
+        return replace(fit, gram_shifted=full).gram_inverse(keep)
 
     @cached_property
     def _solver_inverse(self) -> np.ndarray | None:

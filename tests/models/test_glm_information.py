@@ -75,3 +75,23 @@ def test_large_n_probit_with_expected_information_and_fisher_s_quantities(large_
                                ref_exp.get_influence().cooks_distance[0], rtol=1e-6)
     for cov, bse in robust.items():
         np.testing.assert_allclose(bse, model.fit(cov_type=cov).bse, rtol=1e-7)
+
+
+@pytest.mark.parametrize("link", ["probit", "cauchit"])
+def test_observed_standard_errors_keep_their_digits_with_large_column_means(link):
+    """A fit on a shifted design (a column of mean 1e4) inverts the observed information of
+    that design, not the raw one's (whose Gram loses ~1e-7 of the standard errors)."""
+    X, y = _probit_data(5000, 3, seed=9)
+    X[:, 2] += 1e4
+    fam = gc.families.Binomial(link=link)
+    res = gc.GLM(y, X, family=fam).fit()
+    assert res._fit.transform is not None
+    beta = res.params.to_numpy()
+    w = fam.irls_terms(y, X @ beta, np.ones_like(y), observed=True)[0]
+    shift = X[:, 2] @ w / w.sum()  # any shift gives the same covariance, exactly
+    xc = X.copy()
+    xc[:, 2] -= shift
+    t = np.eye(X.shape[1])
+    t[0, 2] = shift  # X = Xc T
+    cov = np.linalg.solve(t, np.linalg.solve((xc * w[:, None]).T @ xc, np.linalg.inv(t).T))
+    np.testing.assert_allclose(res.bse, np.sqrt(np.diag(cov)), rtol=1e-12)
