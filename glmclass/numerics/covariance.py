@@ -167,7 +167,7 @@ def covariance(
 
 
 def hat_values(X: np.ndarray, weights: np.ndarray, bread: np.ndarray,
-               rows: int | None = None) -> np.ndarray:
+               rows: int | None = None, shift: np.ndarray | None = None) -> np.ndarray:
     """Hat values of a weighted design, ``h_i = w_i x_i' B x_i``, over row blocks.
 
     The diagonal of ``W^1/2 X B X' W^1/2``: with ``B = (X'WX)^-1`` and W the IRLS working
@@ -185,6 +185,10 @@ def hat_values(X: np.ndarray, weights: np.ndarray, bread: np.ndarray,
         ``(X'WX)^-1``.
     rows : int, optional
         Rows per block.
+    shift : ndarray of shape (k,), optional
+        Hat values of ``X - 1 shift'`` (one block at a time), with ``bread`` that design's:
+        the same hat values when X has a column of ones, with the digits that large column
+        means would take from the raw ``(X'WX)^-1``.
 
     Returns
     -------
@@ -200,7 +204,7 @@ def hat_values(X: np.ndarray, weights: np.ndarray, bread: np.ndarray,
     rows = max(1, min(rows or block_rows(k), max(n, 1)))
     out = np.empty(n)
     for s in range(0, n, rows):
-        xb = X[s : s + rows]
+        xb = X[s : s + rows] if shift is None else X[s : s + rows] - shift
         out[s : s + rows] = np.einsum("ij,ij->i", xb @ bread, xb)
     out *= weights
     return out

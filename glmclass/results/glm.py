@@ -119,12 +119,10 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         information (as :meth:`IRLSFit.gram_inverse`): the Gram of the raw design loses the
         digits that large column means take (1e-7 relative at a mean of 1e4)."""
         fit, keep = self._fit, self._keep
-        t = fit.transform
-        p = t.shape[0]
-        row = np.flatnonzero(np.any(t != np.eye(p), axis=1))  # T = I + e_i shift'
-        if not row.size:
+        shift = _fit_shift(fit)
+        if shift is None:
             return spd_inverse(self._information)
-        shift = t[row[0]] - np.eye(p)[row[0]]
+        p = shift.shape[0]
         g = self.model.problem.information(fit.coef, keep, self.information == "observed",
                                            shift=shift)
         full = np.zeros((p, p))
@@ -202,11 +200,17 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         require_data(self, "hat_matrix_diag")
         m, keep = self.model, self._keep
         fit = self._fit
-        bread = spd_inverse(m.problem.information(fit.coef, keep, False, fit.gram,
-                                                  fit.information))
+        shift = _fit_shift(fit)  # large column means: on the shifted design (digits kept)
+        if shift is None:
+            gram = m.problem.information(fit.coef, keep, False, fit.gram, fit.information)
+        elif fit.information == "expected":
+            gram = fit.gram_shifted[np.ix_(keep, keep)]
+        else:
+            gram = m.problem.information(fit.coef, keep, False, shift=shift)
         w = m.prior_weights * m.family.working_weights(self._eta)
         X = m.exog if keep.all() else m.exog[:, keep]
-        return pd.Series(hat_values(X, w, bread), index=m.data.index, name="hat")
+        h = hat_values(X, w, spd_inverse(gram), shift=None if shift is None else shift[keep])
+        return pd.Series(h, index=m.data.index, name="hat")
 
     def get_influence(self) -> GLMInfluence:
         """Influence and outlier diagnostics of every row: hat values, Cook's distances,
@@ -397,3 +401,14 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {type(self.model).__name__}, nobs={num(self.nobs)}>"
+
+
+def _fit_shift(fit: IRLSFit) -> np.ndarray | None:
+    """The column shift of a fit made on ``X - 1 shift'`` (its ``transform`` is
+    ``I + e_i shift'``), None for a fit on X itself."""
+    t = fit.transform
+    if t is None:
+        return None
+    p = t.shape[0]
+    row = np.flatnonzero(np.any(t != np.eye(p), axis=1))
+    return t[row[0]] - np.eye(p)[row[0]] if row.size else None

@@ -75,6 +75,8 @@ class GLMInfluence:
         """B = (X'WX)^-1 with the Fisher weights (unscaled), on the estimated columns."""
         r = self.results
         fit = r._fit
+        if fit.information == "expected" and r._solver_inverse is not None:
+            return r._solver_inverse  # through the shifted design's Gram when there is one
         return spd_inverse(r.model.problem.information(fit.coef, self._keep, False, fit.gram,
                                                        fit.information))
 
