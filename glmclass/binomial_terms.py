@@ -25,9 +25,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
+from .links import _HALF_LOG_2PI, normal_tail
+
 # |eta| above which the double-exponential links overflow; as R's cloglog mu.eta (pmin(eta, 700))
 ETA_MAX = 700.0
-_HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 
 #: ``terms(eta, observed) -> (w, u, deviance)`` at a fixed response and fixed weights.
 Terms = Callable[..., tuple[np.ndarray, np.ndarray, float]]
@@ -83,20 +84,6 @@ def logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
     return terms
 
 
-def _tail_logs(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``log Phi(t)`` and ``log(1 - Phi(t))`` for ``t <= 0`` from one ``ndtr``: the tail
-    ``a = Phi(t)`` holds full relative precision there; ``log_ndtr``'s asymptotic series
-    only where ``a`` underflows (``t < -37``)."""
-    a = special.ndtr(t)
-    with np.errstate(divide="ignore"):
-        small = np.log(a)
-    if a.size and np.minimum.reduce(a) < 1e-300:
-        tiny = a < 1e-300
-        small[tiny] = special.log_ndtr(t[tiny])
-    np.negative(a, out=a)
-    return small, np.log1p(a, out=a)
-
-
 #: ``-s`` above which the probit's ``lambda(s) + s`` comes from the continued fraction
 #: (:func:`_mills_gap`): ``lambda`` nears ``-s``, and their sum would keep ~s^4 eps of its digits.
 MILLS_FROM = 5.0
@@ -132,7 +119,7 @@ def probit_terms_for(y: np.ndarray, weights: np.ndarray,
         eta = np.asarray(eta, dtype=float)
         t = np.abs(eta)
         np.negative(t, out=t)
-        small, big = _tail_logs(t)
+        _, small, big = normal_tail(t)
         s = sign * eta
         below = s < 0  # the row's own probability is the smaller tail
         log_p = np.where(below, small, big)  # log Phi(s), log-likelihood of the row
@@ -140,7 +127,7 @@ def probit_terms_for(y: np.ndarray, weights: np.ndarray,
         with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN eta: a wild step
             if eta.size and np.minimum.reduce(t) < -ETA_MAX:  # the weights' cap binds
                 etac = np.clip(eta, -ETA_MAX, ETA_MAX)
-                small, big = _tail_logs(-np.abs(etac))
+                _, small, big = normal_tail(-np.abs(etac))
                 s = sign * etac
                 log_p = np.where(s < 0, small, big)
                 eta = etac

@@ -24,6 +24,20 @@ _EPS = np.finfo(float).eps
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
+def normal_tail(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(a, log a, log1p(-a))`` with ``a = Phi(t)`` for ``t <= 0`` (the smaller tail), from one
+    ``ndtr``: ``a`` holds full relative precision there; ``log_ndtr``'s asymptotic series only
+    where ``a`` underflows (``t < -37``)."""
+    a = special.ndtr(t)
+    with np.errstate(divide="ignore"):
+        small = np.log(a)
+    if a.size and np.minimum.reduce(a) < 1e-300:
+        tiny = a < 1e-300
+        small[tiny] = special.log_ndtr(t[tiny])
+    big = np.negative(a)
+    return a, small, np.log1p(big, out=big)
+
+
 def _log1mexp(e: np.ndarray, log_e: np.ndarray) -> np.ndarray:
     """log(1 - exp(-e)) for e = exp(log_e) >= 0, accurate for every e (Maechler, 2012).
 
@@ -253,14 +267,7 @@ class Probit(Link):
         if type(self) is not Probit:  # a subclass may redefine the inverse
             return super().inverse_logs(eta)
         eta = np.asarray(eta, dtype=float)
-        t = -np.abs(eta)
-        a = special.ndtr(t)  # to full relative precision for t <= 0
-        with np.errstate(divide="ignore"):
-            small = np.log(a)
-        tiny = a < 1e-300
-        if tiny.any():
-            small[tiny] = special.log_ndtr(t[tiny])
-        big = np.log1p(-a)
+        a, small, big = normal_tail(-np.abs(eta))
         neg = eta < 0
         return (np.where(neg, a, 1.0 - a), np.where(neg, small, big),
                 np.where(neg, big, small))
