@@ -119,7 +119,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         information (as :meth:`IRLSFit.gram_inverse`): the Gram of the raw design loses the
         digits that large column means take (1e-7 relative at a mean of 1e4)."""
         fit, keep = self._fit, self._keep
-        shift = _fit_shift(fit)
+        shift = fit.shift
         if shift is None:
             return spd_inverse(self._information)
         p = shift.shape[0]
@@ -200,7 +200,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         require_data(self, "hat_matrix_diag")
         m, keep = self.model, self._keep
         fit = self._fit
-        shift = _fit_shift(fit)  # large column means: on the shifted design (digits kept)
+        shift = fit.shift  # large column means: on the shifted design (digits kept)
         if shift is None:
             gram = m.problem.information(fit.coef, keep, False, fit.gram, fit.information)
         elif fit.information == "expected":
@@ -402,13 +402,3 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {type(self.model).__name__}, nobs={num(self.nobs)}>"
 
-
-def _fit_shift(fit: IRLSFit) -> np.ndarray | None:
-    """The column shift of a fit made on ``X - 1 shift'`` (its ``transform`` is
-    ``I + e_i shift'``), None for a fit on X itself."""
-    t = fit.transform
-    if t is None:
-        return None
-    p = t.shape[0]
-    row = np.flatnonzero(np.any(t != np.eye(p), axis=1))
-    return t[row[0]] - np.eye(p)[row[0]] if row.size else None

@@ -122,6 +122,17 @@ class IRLSFit:
     gram_shifted: np.ndarray | None = None
     information: str = "expected"
 
+    @property
+    def shift(self) -> np.ndarray | None:
+        """The column shift of the design the solver worked on, ``X - 1 shift'`` (``transform``
+        is ``I + e_i shift'``, ``i`` the column of ones), None for X itself."""
+        t = self.transform
+        if t is None:
+            return None
+        p = t.shape[0]
+        row = np.flatnonzero(np.any(t != np.eye(p), axis=1))
+        return t[row[0]] - np.eye(p)[row[0]] if row.size else None
+
     def gram_inverse(self, keep: np.ndarray) -> np.ndarray:
         """``inv(gram[keep, keep])``, through the shifted Gram when there is one (accurate
         where ``gram`` is nearly singular only because of large column means).
