@@ -108,7 +108,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         if self.information == self._fit.information or self.model.family.is_canonical:
             return self._solver_inverse
         try:
-            if self._fit.transform is not None:  # large column means: keep the digits
+            if self._fit.shift is not None:  # large column means: keep the digits
                 return self._shifted_inverse()
             return spd_inverse(self._information)
         except NotPositiveDefinite:
@@ -120,8 +120,6 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         digits that large column means take (1e-7 relative at a mean of 1e4)."""
         fit, keep = self._fit, self._keep
         shift = fit.shift
-        if shift is None:
-            return spd_inverse(self._information)
         p = shift.shape[0]
         g = self.model.problem.information(fit.coef, keep, self.information == "observed",
                                            shift=shift)
