@@ -266,8 +266,11 @@ class MNLogit(Model):
             return None
         p, (_, low, high) = self.exog.shape[1], record
         blocks = (fit.hessian[j * p:(j + 1) * p, j * p:(j + 1) * p] for j in range(self.K - 1))
+        with np.errstate(divide="ignore"):  # a weight 0: no bound (the ratio 0 fails it)
+            # per row, X'FX's weight f over the block's 2 f p (1 - p): in [1 / 2 max, 1 / 2 min]
+            lows, highs = 0.5 / high, 0.5 / low
         return fit, any(bound_decides(h, lo, hi)
-                        for h, lo, hi in zip(blocks, low, high, strict=True))
+                        for h, lo, hi in zip(blocks, lows, highs, strict=True))
 
     def _start(self, keep: np.ndarray | None) -> np.ndarray:
         """Zeros, with intercepts at the log ratios of the level totals to the reference's

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
+from ..blocks import Block, RowBlocks, _add_into
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from .sampled import State, in_sample, sample_fraction, sampled_newton
 
@@ -516,19 +516,14 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int,
     return evaluate
 
 
-def _sum_in_place(acc: list | None, part: tuple) -> list:
+def _sum_in_place(acc: tuple | None, part: tuple) -> tuple:
     """A reduction's combine for the blocks' (loglik, gradient, Hessian, rows, range) made in
-    this process: sums into the first block's own arrays (each block makes new ones), and the
-    elementwise minimum of the last entry."""
+    this process: the sums into the first block's own arrays (each block makes new ones, so
+    they are the reduction's to sum into, as in ``ArrayBlocks.reduce``), and the elementwise
+    minimum of the range."""
     if acc is None:
-        return list(part)
-    for i in range(4):
-        if isinstance(acc[i], np.ndarray) and isinstance(part[i], np.ndarray):
-            acc[i] += part[i]
-        else:
-            acc[i] = acc[i] + part[i]
-    np.minimum(acc[4], part[4], out=acc[4])
-    return acc
+        return part
+    return (*_add_into(acc[:4], part[:4]), np.minimum(acc[4], part[4], out=acc[4]))
 
 
 def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
