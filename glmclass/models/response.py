@@ -83,9 +83,10 @@ def _small_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     with np.errstate(invalid="ignore"):  # NaN and inf cast to junk, then fail the comparison
         codes = y.astype(np.intp)
     if y.dtype.kind == "f":
-        for i in range(0, y.size, 1 << 16):  # in chunks: no temporaries of N values
-            part = y[i:i + (1 << 16)]
-            if np.signbit(part).any() or not np.array_equal(codes[i:i + (1 << 16)], part):
+        step = 1 << 16  # in chunks: no temporaries of N values
+        for i in range(0, y.size, step):
+            part = y[i:i + step]
+            if np.signbit(part).any() or not np.array_equal(codes[i:i + step], part):
                 return None
     elif np.minimum.reduce(codes) < 0:
         return None
