@@ -184,7 +184,7 @@ def fit(data: str, workers: int, persist: str) -> dict:
     import dask.dataframe as dd
 
     import glmclass as gc
-    import glmclass.models.dask_data as D
+    import glmclass.data.dask as D
 
     D.PERSIST = persist
     client = cluster = None

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from glmclass import families as F
-from glmclass.blocks import (
+from glmclass.numerics.discriminant import class_moments
+from glmclass.rows.blocks import (
     MAX_BLOCK_ROWS,
     ArrayBlocks,
     Block,
@@ -17,8 +18,7 @@ from glmclass.blocks import (
     add,
     block_rows,
 )
-from glmclass.numerics.discriminant import class_moments
-from glmclass.solvers.gram import fused_pass, weighted_gram
+from glmclass.rows.gram import fused_pass, weighted_gram
 from glmclass.solvers.irls import Control, irls
 from glmclass.solvers.newton import multinomial_deviance
 

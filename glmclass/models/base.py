@@ -2,7 +2,7 @@
 validator, immutability.
 
 A model is built in one way, whichever constructor the user calls: the data are validated into a
-:class:`~glmclass.models.data.ModelData` (arrays, or a formula on a DataFrame), then the model's
+:class:`~glmclass.data.model_data.ModelData` (arrays, or a formula on a DataFrame), then the model's
 ``_setup(data, **options)`` encodes the response and checks its own options, and the model is
 frozen. The formula environment is captured once, in :meth:`Model.from_formula` (or in the
 lowercase entry points of :mod:`glmclass.formula.api`), and passed down as an object, so no code
@@ -32,9 +32,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..data.model_data import ModelData, from_arrays, from_formula, has_dask, is_dask
 from ..errors import one_of
 from ..formula.design import capture_env
-from .data import ModelData, from_arrays, from_formula
 
 
 @dataclass(frozen=True)
@@ -170,17 +170,6 @@ def check_weights(arrays: Mapping) -> None:
             raise ValueError(f"{key} are all zero: no row would take part in the fit")
 
 
-def is_dask(obj: Any) -> bool:
-    """Whether ``obj`` is a Dask collection (checked without importing Dask): such data go
-    through :mod:`glmclass.models.dask_data`."""
-    return type(obj).__module__.split(".")[0] == "dask"
-
-
-def has_dask(*objs: Any) -> bool:
-    """Whether any of ``objs`` is a Dask collection."""
-    return any(is_dask(o) for o in objs)
-
-
 def _overrides_above() -> int:
     """How many ``from_formula`` overrides of model subclasses (each calling ``super()``) stand
     between :meth:`Model.from_formula` and the user's frame: the formula's names are the
@@ -215,7 +204,7 @@ class Model:
     def __init__(self, endog, exog, missing: str = "drop", **options) -> None:
         rows = {k: options.pop(k, None) for k in self._row_args}
         if has_dask(endog, exog, *rows.values()):  # rows in the partitions of Dask collections
-            from .dask_data import from_dask_arrays
+            from ..data.dask import from_dask_arrays
 
             self._construct(from_dask_arrays(endog, exog, missing, **rows), options)
             return
@@ -252,7 +241,7 @@ class Model:
         env = capture_env(eval_env, 1 + _overrides_above())
         rows = {k: options.pop(k, None) for k in cls._row_args}
         if is_dask(data):  # a Dask DataFrame: the design is built partition by partition
-            from .dask_data import from_dask_formula
+            from ..data.dask import from_dask_formula
 
             md = from_dask_formula(formula, data, missing, env, **rows)
         else:

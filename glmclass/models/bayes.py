@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import families as F
 from .. import links as L
+from ..data.model_data import ModelData
 from ..errors import ConvergenceWarning
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
@@ -32,7 +33,6 @@ from ..results.bayes import BayesGLMResults
 from ..solvers.irls import Control, IRLSFit, Penalty
 from .base import check_option, check_start, fit_control, real_number
 from .base import per_column as _per_column
-from .data import ModelData
 from .glm_base import GLMBase
 
 #: Name of the one group of coefficients whose prior precision is optimised by default.

@@ -4,7 +4,7 @@ Each function sets up a model the way its in-memory ``_setup`` does, with every 
 step routed through the partitions: the levels come from the merged response facts (the
 in-memory encoders read a small surrogate of the column, so labels and error messages are the
 same), per-level totals and feature checks are one pass of per-partition results, and the
-model reads its rows through a :class:`~glmclass.blocks_dask.DaskBlocks` of encoded parts
+model reads its rows through a :class:`~glmclass.rows.dask.DaskBlocks` of encoded parts
 ``(X, codes, weights, offset)``. The per-row arrays the models keep (codes, weights, offsets)
 are lazy Dask arrays chunked like the partitions.
 """
@@ -16,10 +16,10 @@ import dask.array as da
 import numpy as np
 from dask import delayed
 
-from ..blocks_dask import DaskBlocks
-from .dask_data import DaskModelData, lazy_column
+from ..data.dask import DaskModelData, lazy_column
+from ..data.response import encode, levels_of, multiclass_response
+from ..rows.dask import DaskBlocks
 from .dask_glm import _check_weight_facts
-from .response import encode, levels_of, multiclass_response
 
 
 def _coded(part: tuple, levels: list, with_arrays: bool) -> tuple:

@@ -5,7 +5,7 @@ through the partitions: the response is encoded against levels found from the me
 per-partition facts (the in-memory encoders read a small surrogate of the column, so the levels
 and the error messages are the same), the weight and single-class checks, ``nobs`` and the null
 model's mean come from one pass of per-partition sums, and IRLS, the null deviance, the
-information and the log-likelihood are reductions over :class:`~glmclass.blocks_dask.DaskBlocks`.
+information and the log-likelihood are reductions over :class:`~glmclass.rows.dask.DaskBlocks`.
 The per-row arrays (response, weights, offset) are lazy Dask arrays chunked like the partitions.
 """
 
@@ -19,18 +19,18 @@ import numpy as np
 from dask import delayed
 
 from .. import families as F
-from ..blocks import Block
-from ..blocks_dask import DaskBlocks
-from ..solvers.gram import weighted_gram
+from ..data.dask import DaskModelData, lazy_column
+from ..data.response import binary_response, encode
+from ..rows.blocks import Block
+from ..rows.dask import DaskBlocks
+from ..rows.gram import weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
-from .dask_data import DaskModelData, lazy_column
 from .glm_base import GLMProblem, NullFit, gram_applies
-from .response import binary_response, encode
 
 
 def _encode_y(y, levels) -> np.ndarray:
     """A partition's response on the family's scale: codes of the labels, or the numbers
-    (0/1, proportions, counts), as :func:`~glmclass.models.response.binary_response`."""
+    (0/1, proportions, counts), as :func:`~glmclass.data.response.binary_response`."""
     if levels is not None and getattr(y.dtype, "kind", "O") not in "iuf":
         return encode(y, levels).astype(float)
     return np.asarray(y, dtype=float)

@@ -1,7 +1,7 @@
 """Gaussian generative classifiers: linear (LDA) and quadratic (QDA) discriminant analysis.
 
-The model validates the data (through :mod:`glmclass.models.data`) and the class labels
-(through :mod:`glmclass.models.response`), calls the numerics of
+The model validates the data (through :mod:`glmclass.data.model_data`) and the class labels
+(through :mod:`glmclass.data.response`), calls the numerics of
 :mod:`glmclass.numerics.discriminant` on ndarrays and returns a results object.
 
 References
@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..blocks import ArrayBlocks, RowBlocks
+from ..data.model_data import ModelData, check_finite
+from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
 from ..numerics.linalg import NotPositiveDefinite
 from ..results.discriminant import LDAResults, QDAResults
+from ..rows.blocks import ArrayBlocks, RowBlocks
 from .base import Model, check_option
-from .data import ModelData, check_finite
-from .response import multiclass_response
 
 
 def parse_prior(prior, levels: list) -> np.ndarray | None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..blocks import ArrayBlocks
+from ..data.model_data import ModelData, check_finite
+from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
 from ..numerics.least_squares import multi_lstsq
 from ..results.discriminant_functions import FisherResults, LeastSquaresResults
+from ..rows.blocks import ArrayBlocks
 from .base import Model, check_option
-from .data import ModelData, check_finite
-from .response import multiclass_response
 
 
 class LeastSquaresClassifier(Model):

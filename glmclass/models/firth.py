@@ -23,14 +23,14 @@ import numpy as np
 
 from .. import families as F
 from .. import links as L
-from ..blocks import ArrayBlocks
+from ..data.model_data import ModelData
 from ..progress import IterationLog
 from ..results.firth import FirthResults
+from ..rows.blocks import ArrayBlocks
 from ..solvers.firth import FirthFit, firth_logit
 from ..solvers.irls import Control
 from ..solvers.rank import aliased_design_columns
 from .base import check_start, fit_control
-from .data import ModelData
 from .glm_base import GLMBase, NullFit
 
 _HINT = "raise maxiter or give start_params"

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import families as F
 from .. import links as L
+from ..data.model_data import ModelData
 from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..progress import IterationLog
@@ -30,7 +31,6 @@ from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
 from .base import check_option, check_start, fit_control
-from .data import ModelData
 from .glm_base import GLMBase
 
 

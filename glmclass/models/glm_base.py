@@ -22,13 +22,13 @@ from functools import cached_property
 import numpy as np
 
 from .. import families as F
-from ..blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
+from ..data.model_data import ModelData, check_finite
+from ..data.response import binomial_response
 from ..errors import ConvergenceWarning, RankDeficientWarning
-from ..solvers.gram import abs_max_rows, column_abs_max, weighted_gram
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
+from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .base import Model, check_weights
-from .data import ModelData, check_finite
-from .response import binomial_response
 
 
 def _is_constant(a: np.ndarray) -> bool:
@@ -269,7 +269,7 @@ class GLMProblem:
         ``coef``; ``gram`` is the solver's Gram at ``coef`` (of the ``gram_information``:
         :attr:`IRLSFit.information`), reused when it is the one asked for. With ``shift``
         (p,), the information of the shifted design ``X - 1 shift'`` (see
-        :func:`~glmclass.solvers.gram.shift_from_gram`)."""
+        :func:`~glmclass.rows.gram.shift_from_gram`)."""
         fam = self.family
         if gram_applies(fam, observed, gram, gram_information):
             return gram[np.ix_(keep, keep)]

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import Block
 from ..numerics.linalg import aliased_columns
+from ..rows.blocks import Block
+from ..rows.gram import weighted_gram
 from ..solvers import gradient as G
-from ..solvers.gram import weighted_gram
 from ..solvers.irls import IRLSFit
 from ..solvers.newton import NewtonFit, multinomial_deviance
 

@@ -19,7 +19,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..blocks import ArrayBlocks, RowBlocks, block_rows
+from ..data.model_data import ModelData, check_finite
+from ..data.response import multiclass_levels
 from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
 from ..numerics import separation as S
 from ..numerics.separation import Separation
@@ -27,9 +28,10 @@ from ..progress import IterationLog
 from ..results.mnlogit import MNLogitResults
 from ..results.regularized import RegularizationPath, RegularizedMNLogitResults
 from ..results.robust import cov_spec
+from ..rows.blocks import ArrayBlocks, RowBlocks, block_rows
+from ..rows.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers import gradient as GD
 from ..solvers import newton as NW
-from ..solvers.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers.newton import (
     NewtonControl,
     NewtonFit,
@@ -44,9 +46,7 @@ from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
 from .base import Model, check_option, check_weights, fit_control
-from .data import ModelData, check_finite
 from .glm_base import constant
-from .response import multiclass_levels
 
 #: A further symptom of separation when the LP is cheap (N p K up to CHEAP_LP): a fitted
 #: probability below PROB_TRIGGER. (Exploding estimates and standard errors, and no

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..blocks import Block
+from ..data.model_data import ModelData
 from ..numerics import naive_bayes as nnb
 from ..results.naive_bayes import BernoulliNBResults, GaussianNBResults
-from .data import ModelData
+from ..rows.blocks import Block
 from .discriminant import GenerativeBase
 
 

@@ -16,12 +16,12 @@ import warnings
 
 import numpy as np
 
+from ..data.model_data import ModelData, check_finite
+from ..data.response import multiclass_response
 from ..errors import ConvergenceWarning
 from ..results.perceptron import PerceptronResults
 from ..solvers.perceptron import PerceptronFit, rosenblatt
 from .base import Model, check_option
-from .data import ModelData, check_finite
-from .response import multiclass_response
 
 
 def _check_rate(value) -> float:

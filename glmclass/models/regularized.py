@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import ArrayBlocks, RowBlocks, block_rows
 from ..errors import ConvergenceWarning
+from ..rows.blocks import ArrayBlocks, RowBlocks, block_rows
 from ..solvers import coordinate_descent as CD
 from ..solvers.irls import Control
 from ..solvers.newton import NewtonControl, multinomial_deviance

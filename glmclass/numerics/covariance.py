@@ -17,7 +17,7 @@ phi would enter the bread squared and the scores' outer products divided by phi 
 cancel (R's ``sandwich`` scales ``bread.glm`` by phi and ``estfun.glm`` by 1/phi).
 
 Everything takes and returns ndarrays. The scores are read in row blocks: the meat
-``sum_i c_i s_i s_i'`` goes through :func:`glmclass.solvers.gram.weighted_gram` (one block
+``sum_i c_i s_i s_i'`` goes through :func:`glmclass.rows.gram.weighted_gram` (one block
 copy, BLAS ``syrk``), and cluster sums are segment sums over blocks of the rows sorted by
 cluster, so nothing of shape (n, k) is allocated beyond the caller's scores, however many
 clusters there are.
@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..blocks import ArrayBlocks, block_rows
-from ..solvers.gram import weighted_gram
+from ..rows.blocks import ArrayBlocks, block_rows
+from ..rows.gram import weighted_gram
 
 #: The covariance types :func:`covariance` computes.
 COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster")
@@ -98,7 +98,7 @@ def covariance(
         Dispersion; "nonrobust" returns ``scale * bread``. The robust types ignore it.
     rows : int, optional
         Rows per block when reading ``scores`` (default from
-        :func:`glmclass.blocks.block_rows`); changes no result beyond rounding.
+        :func:`glmclass.rows.blocks.block_rows`); changes no result beyond rounding.
 
     Returns
     -------

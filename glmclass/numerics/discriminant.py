@@ -1,7 +1,7 @@
 """Numerics of the Gaussian generative classifiers (LDA, QDA): moments, covariances, sphering.
 
 Everything here takes and returns ndarrays. The data are read once: per-class counts, means
-and centred scatter matrices are computed per row block (:class:`glmclass.blocks.RowBlocks`)
+and centred scatter matrices are computed per row block (:class:`glmclass.rows.blocks.RowBlocks`)
 and merged with the pairwise update of Chan, Golub & LeVeque, so no raw second moments
 ``sum x x'`` (which lose digits to cancellation) are ever formed. Covariances are factored
 (equilibrated Cholesky, :func:`glmclass.numerics.linalg.cholesky`) and data are *sphered*
@@ -27,7 +27,7 @@ import numpy as np
 from scipy import linalg
 from scipy.special import logsumexp
 
-from ..blocks import Block, RowBlocks
+from ..rows.blocks import Block, RowBlocks
 from .linalg import aliased_columns, cholesky
 
 #: Pivot tolerance (on the correlation scale) below which a feature counts as a linear

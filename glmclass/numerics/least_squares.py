@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ..blocks import ArrayBlocks
-from ..solvers.gram import weighted_gram
+from ..rows.blocks import ArrayBlocks
+from ..rows.gram import weighted_gram
 from .linalg import aliased_columns
 
 

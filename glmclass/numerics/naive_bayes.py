@@ -1,7 +1,7 @@
 """Numerics of Gaussian naive Bayes: per-class means and variances of every feature, and the
 log joint density under independent normal features.
 
-The rows are read once through a :class:`~glmclass.blocks.RowBlocks` source; each block's
+The rows are read once through a :class:`~glmclass.rows.blocks.RowBlocks` source; each block's
 per-class counts, means and centred sums of squares are merged with the pairwise update of
 Chan, Golub & LeVeque, so no raw second moment ``sum x^2`` (which loses digits to
 cancellation) is formed. Only the diagonal is kept: K x D numbers, not K x D x D.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
+from ..rows.blocks import Block, RowBlocks
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 

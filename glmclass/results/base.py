@@ -138,15 +138,6 @@ def check_which(which: str, allowed: tuple[str, ...]) -> str:
     return which
 
 
-def output_index(exog, n: int) -> pd.Index:
-    """The index of predictions for new data: the caller's pandas index, else 0..n-1."""
-    if isinstance(exog, pd.Series) and n == 1 and len(exog) != 1:
-        return pd.Index([exog.name])  # one row of a formula model, by column name
-    if isinstance(exog, (pd.DataFrame, pd.Series)):
-        return exog.index
-    return pd.RangeIndex(n)
-
-
 def coef_table(params, bse, stat, pvalues, ci, stat_name: str, alpha: float) -> pd.DataFrame:
     """The coefficient table of a summary: coef, std err, z, P>|z| and the interval."""
     lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"

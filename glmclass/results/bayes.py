@@ -204,7 +204,7 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, Sav
     # --- prediction ---------------------------------------------------------------------------
     def _design(self, exog, offset):
         """Design on the kept columns, offset and index of the rows to predict
-        (:meth:`glmclass.models.data.ModelData.new_rows`)."""
+        (:meth:`glmclass.data.model_data.ModelData.new_rows`)."""
         keep = self._keep
         if exog is None:
             require_data(self, "in-sample prediction")

@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ..blocks_dask import _literal
-from ..models.base import is_dask
-from ..models.data import ModelData
-from ..models.response import encode
+from ..data.model_data import ModelData, is_dask
+from ..data.response import encode
+from ..rows.dask import _literal
 
 #: Cached results attributes that depend on the rows: never carried into a detached or local
 #: copy (they are recomputed there from the rows that copy holds).

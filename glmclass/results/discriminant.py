@@ -12,9 +12,10 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..data.model_data import output_index
 from ..numerics import discriminant as nd
 from ..summary import Summary
-from .base import CriteriaMixin, check_which, output_index, row_key
+from .base import CriteriaMixin, check_which, row_key
 
 
 class GenerativeResults(CriteriaMixin):

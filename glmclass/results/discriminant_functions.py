@@ -13,10 +13,11 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..data.model_data import output_index
 from ..numerics.discriminant import ClassMoments
 from ..numerics.least_squares import LeastSquaresFit
 from ..summary import Summary
-from .base import check_which, num, output_index
+from .base import check_which, num
 
 _NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
             "or a probabilistic model (gc.Logit, gc.MNLogit, gc.LDA) for probabilities")

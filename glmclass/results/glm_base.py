@@ -170,7 +170,7 @@ class GLMBaseResults:
                 ) -> tuple[np.ndarray, pd.Index | None, np.ndarray | None]:
         """eta of the rows to predict, their index, and their design on the kept columns
         (None in-sample). A given offset (or exposure) replaces the model's or the formula's
-        (:meth:`glmclass.models.data.ModelData.new_rows`)."""
+        (:meth:`glmclass.data.model_data.ModelData.new_rows`)."""
         m = self.model
         if exog is None and offset is None and exposure is None:
             return self._eta, m.data.index, None

@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..blocks import block_rows
 from ..formula.design import _referenced_columns
+from ..rows.blocks import block_rows
 from ..summary import Summary
 from .base import num
 

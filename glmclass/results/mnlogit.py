@@ -437,7 +437,7 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
 # --- the prediction steps shared with the penalised fits (results/regularized.py) ------------
 def prediction_rows(res, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
     """Design, offset and index of the rows to predict (in-sample for ``exog=None``;
-    :meth:`glmclass.models.data.ModelData.new_rows`)."""
+    :meth:`glmclass.data.model_data.ModelData.new_rows`)."""
     m = res.model
     if exog is None:
         require_data(res, "in-sample prediction")

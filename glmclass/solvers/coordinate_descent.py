@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
 from ..families import Family
-from .gram import _block_gram, _Scratch
+from ..rows.blocks import Block, RowBlocks
+from ..rows.gram import _block_gram, _Scratch
 
 #: ``oracle(coef, active, hessian) -> (f, g, H)``: the mean loss at ``coef`` (inf when it is
 #: not finite), its gradient over every coordinate, shape (m,), and, when ``hessian``, its

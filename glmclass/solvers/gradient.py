@@ -17,7 +17,7 @@ convergence, reach the same maximum-likelihood estimate.
   ``schedule`` and never gets much closer than its noise allows.
 
 Every full pass (the loss and gradient of each epoch, the final Fisher Gram) reads the rows
-through a :class:`~glmclass.blocks.RowBlocks` source; the stochastic steps gather their random
+through a :class:`~glmclass.rows.blocks.RowBlocks` source; the stochastic steps gather their random
 rows from the in-memory arrays (random access, one batch at a time), which a block source does
 not offer. The loss is reported on the deviance scale (twice the negative log-likelihood up to
 the saturated model's constant), as the IRLS history; the step and the gradient tolerance work
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
 from ..families import Family
+from ..rows.blocks import Block, RowBlocks
 from .newton import softmax_parts
 
 METHODS = ("gd", "sgd", "minibatch")

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blocks import Block, OneBlock, RowBlocks
 from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import (
     clearly_full_rank,
 )
-from .gram import fused_pass, shift_from_gram
+from ..rows.blocks import Block, OneBlock, RowBlocks
+from ..rows.gram import fused_pass, shift_from_gram
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
 from .irls_records import Control, IRLSFit, Penalty, _Frame
 from .irls_sampled import _sampled, _sampled_start, _use_sampled
@@ -62,9 +62,9 @@ def irls(
         Gaussian prior turning the fit into penalised IRLS for the posterior mode.
     intercept : int, optional
         Index of a column of X that is all ones. The solver then works on the design with the
-        later columns centred (:func:`~glmclass.solvers.gram.shift_from_gram`): the same model,
+        later columns centred (:func:`~glmclass.rows.gram.shift_from_gram`): the same model,
         reparametrised, whose Gram keeps the digits a raw Gram loses to large column means
-        (decided on the first pass's Gram, :func:`~glmclass.solvers.gram.shift_from_gram`,
+        (decided on the first pass's Gram, :func:`~glmclass.rows.gram.shift_from_gram`,
         which is then made again on the shifted design: one more pass, only then).
 
     Returns
@@ -73,7 +73,7 @@ def irls(
 
     Notes
     -----
-    Every iteration is one :func:`~glmclass.solvers.gram.fused_pass` over the rows; the
+    Every iteration is one :func:`~glmclass.rows.gram.fused_pass` over the rows; the
     linear predictor exists one block at a time, so the solver holds O(p^2) memory. After the
     first step (from R's starting means) each iteration solves for the *change* of the
     coefficients, ``(X'WX) delta = X'u`` with the score ``X'u`` computed afresh in float64: the

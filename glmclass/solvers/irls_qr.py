@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import linalg as sla
 
-from ..blocks import Block, RowBlocks
+from ..rows.blocks import Block, RowBlocks
 
 if TYPE_CHECKING:
     from .irls import Penalty

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..numerics.linalg import spd_inverse
-from .gram import shift_transform
+from ..rows.gram import shift_transform
 from .irls_steps import _kept
 
 

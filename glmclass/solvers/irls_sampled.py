@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks
 from ..errors import DataError
 from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
-from .gram import fused_pass, score_pass, shift_from_gram
+from ..rows.blocks import Block, RowBlocks
+from ..rows.gram import fused_pass, score_pass, shift_from_gram
 from .irls_records import Control, IRLSFit, Penalty, _Frame
 from .irls_steps import _is_pd, _kept, _penalised, _start_weights, _step
 from .rank import bound_decides, gram_decides
@@ -92,7 +92,7 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
 def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,
                 control: Control) -> tuple[np.ndarray, RowBlocks] | None:
     """Coefficients of the exact IRLS fit of a systematic sample of the rows
-    (:meth:`~glmclass.blocks.RowBlocks.subsample`, the size of the Hessian's sample, at most
+    (:meth:`~glmclass.rows.blocks.RowBlocks.subsample`, the size of the Hessian's sample, at most
     :data:`WARM_MAX_FRACTION` of the rows), to start the full fit from, and that sample (its
     Gram then stands for the full one: unlike whole blocks, every k-th row is a fair sample of
     rows sorted by the response or a covariate);
@@ -138,7 +138,7 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
     float64 pass (the Gram returned is the Fisher Gram at the estimates). With
     ``ratio_range`` (see :func:`_sampled_start`), None when the final pass cannot confirm that
     no column is aliased. The sampled Gram is that of ``sub`` (rows of ``blocks``) scaled to
-    all rows, or else of a share of the blocks (:func:`~glmclass.solvers.sampled.in_sample`).
+    all rows, or else of a share of the blocks (:func:`~glmclass.rows.blocks.in_sample`).
     ``terms(block, eta, observed)`` gives the IRLS terms; the full passes use the observed
     information when ``control.information`` asks for it (non-canonical links), unless it is
     not positive definite there."""

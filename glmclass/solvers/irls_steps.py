@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..blocks import Block
 from ..families import Binomial, Family
 from ..links import Logit
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
+from ..rows.blocks import Block
 from .irls_qr import QRSystem
 
 if TYPE_CHECKING:

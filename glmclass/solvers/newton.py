@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..blocks import Block, RowBlocks, _add_into
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
-from .sampled import State, in_sample, sample_fraction, sampled_newton
+from ..rows.blocks import Block, RowBlocks, _add_into, in_sample
+from .sampled import State, sample_fraction, sampled_newton
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
 #: (shapes (m,) and (m, m)) may be None when ``derivatives`` is False.

@@ -29,7 +29,6 @@ from collections.abc import Callable
 import numpy as np
 from scipy import linalg as sla
 
-from ..blocks import Block, RowBlocks
 from ..numerics.linalg import (
     GRAM_CLEAR,
     QR_TOL,
@@ -38,7 +37,8 @@ from ..numerics.linalg import (
     clear_cholesky,
     min_pivot,
 )
-from .gram import shift_transform, weighted_gram
+from ..rows.blocks import Block, RowBlocks
+from ..rows.gram import shift_transform, weighted_gram
 
 #: How far above :data:`~glmclass.numerics.linalg.GRAM_CLEAR` a bound on the pivots of a Gram
 #: must be for :func:`bound_decides` (it absorbs the rounding of the Gram the bound comes from).

@@ -67,24 +67,6 @@ SAMPLE_MIN = 20_000
 EARLY_FULL_RATIO = 0.05
 
 
-def in_sample(start: int, fraction: float) -> bool:
-    """Whether the block starting at row ``start`` is in the Hessian's sample: a fixed
-    pseudo-random choice of whole blocks (a block's Gram costs little more than a few of its
-    rows' would: BLAS overhead), with the first block always in.
-
-    Parameters
-    ----------
-    start : int
-        The block's first row in its source.
-    fraction : float
-        Share of the blocks wanted (1: all).
-    """
-    if fraction >= 1.0 or start == 0:
-        return True
-    h = ((start + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF  # Fibonacci hashing
-    return h < fraction * 2.0**64
-
-
 def sample_fraction(n_rows: int, n_params: int) -> float:
     """Fraction of the rows whose Hessian is a good enough direction (1 for few rows)."""
     want = max(SAMPLE_MIN, SAMPLE_PER_COLUMN * n_params)

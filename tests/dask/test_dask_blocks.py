@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from glmclass import families as F
-from glmclass.blocks import ArrayBlocks
-from glmclass.blocks_dask import DaskBlocks
 from glmclass.numerics.discriminant import class_moments
-from glmclass.solvers.gram import column_abs_max, fused_pass, weighted_gram
+from glmclass.rows.blocks import ArrayBlocks
+from glmclass.rows.dask import DaskBlocks
+from glmclass.rows.gram import column_abs_max, fused_pass, weighted_gram
 from glmclass.solvers.irls import Control, irls
 
 

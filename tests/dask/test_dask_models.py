@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import glmclass as gc
-import glmclass.models.dask_data as D
+import glmclass.data.dask as D
 from glmclass import families as F
 from glmclass import links as L
 

@@ -17,8 +17,8 @@ from sklearn.discriminant_analysis import (
 
 import glmclass as gc
 import glmclass.formula.api as gcf
-from glmclass.blocks import ArrayBlocks
 from glmclass.numerics import discriminant as nd
+from glmclass.rows.blocks import ArrayBlocks
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 RTOL = 1e-6

@@ -83,7 +83,7 @@ def test_array_api_priors_and_df():
 
 def test_streams_in_blocks_like_one_pass(monkeypatch):
     """Moments merged over row blocks equal a single pass (Chan-Golub-LeVeque)."""
-    import glmclass.blocks as blocks
+    import glmclass.rows.blocks as blocks
 
     iris = gc.datasets.load("iris").sample(frac=1.0, random_state=1)
     f = "Species ~ Sepal_Length + Sepal_Width + Petal_Length + Petal_Width"

@@ -14,7 +14,7 @@ import pytest
 
 import glmclass as gc
 import glmclass.models.mnlogit as MN
-from glmclass.blocks import ArrayBlocks
+from glmclass.rows.blocks import ArrayBlocks
 from glmclass.solvers import newton as NW
 from glmclass.solvers.newton import multinomial_deviance
 

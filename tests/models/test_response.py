@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from glmclass.models.response import encode, levels_of, multiclass_levels, multiclass_response
+from glmclass.data.response import encode, levels_of, multiclass_levels, multiclass_response
 
 
 def pandas_levels(y) -> list:

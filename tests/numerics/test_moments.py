@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glmclass.blocks import ArrayBlocks
 from glmclass.numerics.discriminant import (
     _merge_moments,
     class_moments,
     residual_fourth_moment,
 )
+from glmclass.rows.blocks import ArrayBlocks
 
 RNG = np.random.default_rng(8)
 X = RNG.normal(size=(700, 4)) * [1.0, 5.0, 0.2, 1.0] + [1e5, 0.0, -3.0, 7.0]

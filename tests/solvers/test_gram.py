@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glmclass.blocks import ArrayBlocks, block_rows
-from glmclass.solvers.gram import column_abs_max, fused_pass, weighted_gram
+from glmclass.rows.blocks import ArrayBlocks, block_rows
+from glmclass.rows.gram import column_abs_max, fused_pass, weighted_gram
 
 RNG = np.random.default_rng(7)
 X = RNG.normal(size=(1037, 6))

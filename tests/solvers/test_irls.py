@@ -12,7 +12,7 @@ import statsmodels.api as sm
 import glmclass.solvers.irls as irls_mod
 from glmclass import families as F
 from glmclass import links as L
-from glmclass.blocks import ArrayBlocks, OneBlock, RowBlocks, add
+from glmclass.rows.blocks import ArrayBlocks, OneBlock, RowBlocks, add
 from glmclass.solvers.irls import Control, IRLSFit, irls
 
 RNG = np.random.default_rng(11)

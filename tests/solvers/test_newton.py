@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from glmclass.blocks import ArrayBlocks
+from glmclass.rows.blocks import ArrayBlocks
 from glmclass.solvers.newton import (
     NewtonControl,
     NewtonFit,

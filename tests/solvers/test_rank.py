@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glmclass.blocks import ArrayBlocks
 from glmclass.numerics.linalg import aliased_from_r, clearly_full_rank
-from glmclass.solvers.gram import fused_pass, shift_from_gram, shift_transform, weighted_gram
+from glmclass.rows.blocks import ArrayBlocks
+from glmclass.rows.gram import fused_pass, shift_from_gram, shift_transform, weighted_gram
 from glmclass.solvers.rank import aliased_design_columns, qr_factor
 
 RNG = np.random.default_rng(11)

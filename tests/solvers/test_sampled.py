@@ -18,7 +18,7 @@ import glmclass.solvers.irls_sampled as IS
 import glmclass.solvers.sampled as S
 from glmclass import families as F
 from glmclass import links as L
-from glmclass.blocks import ArrayBlocks, block_rows
+from glmclass.rows.blocks import ArrayBlocks, block_rows, in_sample
 from glmclass.solvers import newton as NW
 from glmclass.solvers.irls import Control, Penalty, irls
 from glmclass.solvers.irls_sampled import CANONICAL_ROWS_FACTOR, SAMPLED_MIN_ROWS
@@ -145,7 +145,7 @@ def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(sampled_passes, w
     X, y = _data(60_000, 24, 4)
     frac = S.sample_fraction(X.shape[0], X.shape[1] + 1)
     assert frac < 0.5
-    start = next(s for s in range(0, X.shape[0], 2000) if not S.in_sample(s, frac))
+    start = next(s for s in range(0, X.shape[0], 2000) if not in_sample(s, frac))
     rare = np.zeros(X.shape[0])
     rare[start:start + 30] = 1.0  # in one block outside the sample: seen by full passes only
     X = np.column_stack([X, rare])
@@ -219,7 +219,7 @@ def test_sampled_hessian_is_the_scaled_hessian_of_the_sampled_blocks():
     f2, g2, hs = obj(coef, 0.3)
     assert f2 == f
     np.testing.assert_array_equal(g2, g)
-    chosen = [s for s in range(0, 5000, 500) if S.in_sample(s, 0.3)]
+    chosen = [s for s in range(0, 5000, 500) if in_sample(s, 0.3)]
     assert 0 in chosen and len(chosen) < 10
     parts = [NW.multinomial_deviance(ArrayBlocks(X[s:s + 500], y[s:s + 500]), 3)(coef, True)[2]
              for s in chosen]
@@ -386,7 +386,7 @@ def test_a_single_precision_multinomial_hessian_differs_only_in_rounding():
 @pytest.mark.parametrize("link", [L.Logit(), L.Probit(), L.CLogLog()])
 @pytest.mark.parametrize("weight", [1.0, 2.5])
 def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
-    from glmclass.blocks import Block
+    from glmclass.rows.blocks import Block
     from glmclass.solvers.irls_steps import _start_weights
 
     fam = F.Binomial(link)

@@ -1,7 +1,7 @@
 """X'WX and X'v accumulated over row blocks: the one O(N p^2) loop of the package.
 
 No N x p weighted copy of X is ever formed: each block of rows (from a
-:class:`~glmclass.blocks.RowBlocks` source) is weighted (a copy of that block only, a few MB)
+:class:`~glmclass.rows.blocks.RowBlocks` source) is weighted (a copy of that block only, a few MB)
 and multiplied into a p x p partial result with BLAS (``syrk`` through NumPy's ``A.T @ A``
 detection when all weights are non-negative, ``gemm`` otherwise); the source sums the partials.
 
@@ -20,8 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..blocks import Block, OneBlock, RowBlocks
-from .sampled import in_sample
+from .blocks import Block, OneBlock, RowBlocks, in_sample
 
 #: ``terms(block, eta) -> (w, wz, objective)``: working weights (r,), weighted working response
 #: (r,) and the block's share of the objective.
@@ -311,7 +310,7 @@ def score_pass(
         ``eta(block) -> eta_block`` instead of ``coef`` (e.g. the link of starting means).
     sample : float, default 0
         Share of the blocks whose weighted Gram is accumulated (whole blocks, chosen by
-        :func:`~glmclass.solvers.sampled.in_sample`); 0 for none.
+        :func:`~glmclass.rows.blocks.in_sample`); 0 for none.
 
     Returns
     -------

@@ -1,13 +1,13 @@
 """A row-block source over the partitions of Dask collections: the out-of-core
-:class:`~glmclass.blocks.RowBlocks`.
+:class:`~glmclass.rows.blocks.RowBlocks`.
 
-Each partition evaluates (on a Dask worker, or a thread of the local scheduler) to a tuple
-``(X, y, weights, offset)`` of NumPy arrays and is read as an
-:class:`~glmclass.blocks.ArrayBlocks`, so the per-block code of the solvers runs unchanged where
-the partition lives. :meth:`DaskBlocks.reduce` folds every partition with the caller's ``fn`` and
-``combine`` and merges the partial results in a tree (fan-in :data:`SPLIT_EVERY`): only p x p
-pieces travel, never rows. One call is one ``dask.compute``. :meth:`DaskBlocks.map` returns a
-lazy Dask array.
+Each partition evaluates (on a Dask worker, or a thread of the local scheduler) to a tuple ``(X,
+y, weights, offset)`` of NumPy arrays and is read as an
+:class:`~glmclass.rows.blocks.ArrayBlocks`, so the per-block code of the solvers runs unchanged
+where the partition lives. :meth:`DaskBlocks.reduce` folds every partition with the caller's
+``fn`` and ``combine`` and merges the partial results in a tree (fan-in :data:`SPLIT_EVERY`):
+only p x p pieces travel, never rows. One call is one ``dask.compute``. :meth:`DaskBlocks.map`
+returns a lazy Dask array.
 
 This module imports Dask; it is imported only when a model is given Dask data, so
 ``import glmclass`` never imports Dask.
@@ -60,7 +60,7 @@ class View:
     ones : bool
         Replace the design by one column of ones (:meth:`RowBlocks.intercept_only`).
     rows : int or None
-        Rows per block (None: :func:`glmclass.blocks.block_rows`).
+        Rows per block (None: :func:`glmclass.rows.blocks.block_rows`).
     positive : bool
         Keep only the rows of positive weight.
     """

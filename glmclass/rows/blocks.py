@@ -439,3 +439,21 @@ class OneBlock(RowBlocks):
 
     def __repr__(self) -> str:
         return f"<OneBlock: {self.n_rows} x {self.n_cols}, of {self._source!r}>"
+
+
+def in_sample(start: int, fraction: float) -> bool:
+    """Whether the block starting at row ``start`` is in the Hessian's sample: a fixed
+    pseudo-random choice of whole blocks (a block's Gram costs little more than a few of its
+    rows' would: BLAS overhead), with the first block always in.
+
+    Parameters
+    ----------
+    start : int
+        The block's first row in its source.
+    fraction : float
+        Share of the blocks wanted (1: all).
+    """
+    if fraction >= 1.0 or start == 0:
+        return True
+    h = ((start + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF  # Fibonacci hashing
+    return h < fraction * 2.0**64

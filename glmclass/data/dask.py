@@ -12,7 +12,7 @@ its weights and offsets, and its row labels. Nothing of length N is ever held on
 3. one pass of per-partition *facts* (rows kept and dropped, the response's values, column
    checks, a fingerprint of the rows) is merged on the client into :class:`DataFacts`.
 
-Models then read the parts through :class:`~glmclass.blocks_dask.DaskBlocks`.
+Models then read the parts through :class:`~glmclass.rows.dask.DaskBlocks`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ..blocks_dask import _literal
 from ..formula.incremental import PartitionDesign, learn_design
-from .base import is_dask  # noqa: F401 - re-exported for the results layer
-from .data import ModelData
+from ..rows.dask import _literal
+from .model_data import ModelData
 
 #: ``"auto"``: persist the parts when they take under half the cluster's (or this machine's
 #: available) memory; True / False force it. Also set by the environment variable
@@ -111,7 +110,7 @@ class ResponseFacts:
 
     def surrogate(self):
         """A small array with the response's distinct values (and extremes), that the
-        in-memory encoders (:mod:`glmclass.models.response`) read as they would the whole
+        in-memory encoders (:mod:`glmclass.data.response`) read as they would the whole
         column: same levels, same errors."""
         vals = list(self.values)
         if self.kind == "c":
@@ -413,7 +412,7 @@ class DaskModelData(ModelData):
                        intercept_index=None, feature_mask=keep, parts=parts, facts=facts)
 
     def encoded(self, fn, *args) -> tuple:
-        """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.blocks_dask.DaskBlocks`:
+        """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.rows.dask.DaskBlocks`:
         ``fn(part, *args)`` per partition (run where the partition lives)."""
         return tuple(delayed(fn, pure=False)(p, *args) for p in self.parts)
 

@@ -15,6 +15,7 @@ import math
 import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,11 +24,30 @@ from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.parse import quote
 from ..formula.spec import SpecBase
-from ..results.base import output_index
 
 #: Per-row arguments that name a column of ``data`` on the formula path and are evaluated on new
 #: data at prediction time (as R does with ``offset=``); weights are taken from ``data`` once.
 PREDICTED_BY_NAME = ("offset", "exposure")
+
+
+def is_dask(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection (checked without importing Dask): such data go
+    through :mod:`glmclass.data.dask`."""
+    return type(obj).__module__.split(".")[0] == "dask"
+
+
+def has_dask(*objs: Any) -> bool:
+    """Whether any of ``objs`` is a Dask collection."""
+    return any(is_dask(o) for o in objs)
+
+
+def output_index(exog, n: int) -> pd.Index:
+    """The index of predictions for new data: the caller's pandas index, else 0..n-1."""
+    if isinstance(exog, pd.Series) and n == 1 and len(exog) != 1:
+        return pd.Index([exog.name])  # one row of a formula model, by column name
+    if isinstance(exog, (pd.DataFrame, pd.Series)):
+        return exog.index
+    return pd.RangeIndex(n)
 
 
 def intercept_index(X: np.ndarray) -> int | None:
