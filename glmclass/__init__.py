@@ -18,29 +18,21 @@ from .errors import (
     SeparationWarning,
     UnsafeFormulaError,
 )
-from .models.bayes import BayesGLM, BayesLogit
-from .models.discriminant import LDA, QDA
-from .models.discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
-from .models.firth import FirthLogit
-from .models.glm import GLM, Logit, Probit
-from .models.mnlogit import MNLogit
-from .models.naive_bayes import BernoulliNB, GaussianNB
-from .models.perceptron import Perceptron
+from .models.registry import MODELS
 from .models.robust_link import robust_logit_profile
 from .results.anova import anova, lrtest
 from .results.io import load
+from .version import __version__ as __version__  # written once, in glmclass/version.py
 
-__version__ = "0.1.0"
+# the model classes (GLM, Logit, ..., Perceptron), exported from the one model list
+globals().update({entry.cls.__name__: entry.cls for entry in MODELS})
 
 __all__ = [
-    "BayesGLM", "BayesLogit", "FirthLogit",
-    "GLM", "Logit", "Probit", "MNLogit", "compare", "datasets", "families", "links", "summary",
-    "plot",
-    "LDA", "QDA", "BernoulliNB", "GaussianNB",
+    *(entry.cls.__name__ for entry in MODELS),
+    "compare", "datasets", "families", "links", "summary", "plot",
     "lrtest", "anova", "load",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
-    "robust_logit_profile", "LeastSquaresClassifier", "FisherDiscriminant",
-    "Perceptron",
+    "robust_logit_profile",
     "DataWarning", "UnsafeFormulaError",
 ]

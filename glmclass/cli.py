@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import json
 import os
 import re
@@ -23,8 +24,11 @@ import pandas as pd
 
 import glmclass as gc
 
+from .models.registry import MODELS, ModelEntry
+
 _FAMILIES = {"binomial": "Binomial", "gaussian": "Gaussian", "poisson": "Poisson"}
-_WHICH = ("prob", "mean", "class", "linear")
+_WHICH = ("prob", "mean", "class", "linear", "score")
+_ROW_OPTIONS = (("weights", "freq_weights"), ("var_weights", "var_weights"), ("offset", "offset"))
 
 _EPILOG = """\
 examples:
@@ -46,13 +50,19 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _models() -> dict:
-    """Model names the CLI accepts: the GLMs, plus any other model class the package has."""
-    names = {"logit": "Logit", "probit": "Probit", "glm": "GLM", "mnlogit": "MNLogit",
-             "lda": "LDA", "qda": "QDA", "bayes_logit": "BayesLogit",
-             "bernoulli_nb": "BernoulliNB", "gaussian_nb": "GaussianNB",
-             "firthlogit": "FirthLogit"}
-    return {k: getattr(gc, v) for k, v in names.items() if hasattr(gc, v)}
+def _models() -> dict[str, ModelEntry]:
+    """The ``--model`` choices: every model of the package's model list, by name."""
+    return {entry.name: entry for entry in MODELS}
+
+
+def _takes(entry: ModelEntry, argument: str) -> bool:
+    """Whether the model's constructor has the keyword ``argument``."""
+    return argument in inspect.signature(entry.cls).parameters
+
+
+def _taking(argument: str) -> str:
+    """The ``--model`` names whose constructor takes ``argument``, for a message."""
+    return " and ".join(e.name for e in MODELS if _takes(e, argument))
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -122,23 +132,28 @@ def _column(data: pd.DataFrame, name: str, option: str) -> pd.Series:
 # --- building ---------------------------------------------------------------------------------
 def _options(args, data: pd.DataFrame) -> tuple[type, dict]:
     """The model class and its constructor options from the command line."""
-    cls = _models()[args.model]
+    entry = _models()[args.model]
     kw = {}
-    if args.model == "glm":
+    if _takes(entry, "family"):
         fam_cls = getattr(gc.families, _FAMILIES[args.family or "binomial"])
         kw["family"] = fam_cls(gc.links.get_link(args.link)) if args.link else fam_cls()
-    elif args.link or args.family:
-        raise _UsageError("--link and --family apply to --model glm only")
-    for option, key in (("weights", "freq_weights"), ("var_weights", "var_weights"),
-                        ("offset", "offset")):
+    elif args.family:
+        raise _UsageError(f"--family applies to --model {_taking('family')} only")
+    elif _takes(entry, "link"):
+        if args.link:
+            kw["link"] = gc.links.get_link(args.link)
+    elif args.link:
+        raise _UsageError(f"--link applies to --model {_taking('family')} and "
+                          f"{_taking('link')} only")
+    for option, key in _ROW_OPTIONS:
         col = getattr(args, option)
         if col is None:
             continue
         flag = "--" + option.replace("_", "-")
-        if key not in getattr(cls, "_row_args", ()):
+        if not _takes(entry, key):
             raise _UsageError(f"{flag} is not available for --model {args.model}")
         kw[key] = _column(data, col, flag)
-    return cls, kw
+    return entry.cls, kw
 
 
 _QUOTED = re.compile(r"""Q\(\s*(['"]).*?\1\s*\)""")
@@ -193,11 +208,11 @@ def _jsonable(obj):
 def results_dict(res) -> dict:
     """The numbers of a results object as plain JSON-ready values."""
     out = {"model": type(res.model).__name__, "formula": getattr(res, "formula", None)}
-    for name in ("params", "bse", "pvalues"):
+    for name in ("params", "bse", "pvalues", "direction"):
         if hasattr(res, name):
             out[name] = _jsonable(getattr(res, name))
     for name in ("nobs", "df_model", "df_resid", "llf", "llnull", "deviance", "aic", "bic",
-                 "converged", "n_iter", "log_evidence"):
+                 "converged", "n_iter", "log_evidence", "threshold", "n_epochs"):
         if hasattr(res, name):
             out[name] = _jsonable(getattr(res, name))
     return out
@@ -222,7 +237,7 @@ def _render_table(table: pd.DataFrame, fmt: str) -> str:
 
 
 def _predictions(res, new: pd.DataFrame | None, which: list[str]) -> pd.DataFrame:
-    """One column per prediction (``prob_<level>`` for probability tables), one row per row
+    """One column per prediction (``prob_<level>``, ``score_<level>`` for tables), one row per row
     of the data predicted, in order; missing predictors give empty fields."""
     parts = []
     for w in which:
@@ -293,9 +308,11 @@ def _parser() -> _Parser:
     r.add_argument("--newdata", help="CSV file of the rows to predict (default: DATA)")
     r.add_argument("--output", "-o", help="write the predictions here (default: standard "
                    "output)")
-    r.add_argument("--which", default="prob,class",
-                   help="comma-separated: prob (one column per level), mean, class, linear "
-                        "(default prob,class)")
+    r.add_argument("--which", default=None,
+                   help="comma-separated: prob (one column per level), mean, class, linear, "
+                        "score (default prob,class; score,class for --model "
+                        f"{', '.join(e.name for e in MODELS if not e.probabilities)}, which "
+                        "estimate no probabilities)")
     c.add_argument("--likelihood", choices=["auto", "joint", "conditional"], default="auto",
                    help="compare LDA/QDA/naive Bayes on the joint likelihood p(x, class) "
                         "(same features only) or every model on p(class | x)")
@@ -342,7 +359,14 @@ def _run(args) -> int:
     path, formulas = _split(args.args, args.command)
     if args.command == "compare" and len(formulas) < 2:
         raise _UsageError("compare needs two or more formulas; use fit for one")
-    which = _which(args.which) if args.command == "predict" else None
+    entry = _models()[args.model]
+    if args.command == "compare" and not entry.probabilities:
+        raise _UsageError(f"compare needs models with a likelihood, and --model {args.model} "
+                          "has none (it estimates no probabilities); compare logit, probit, "
+                          "lda, ... fits instead")
+    which = None
+    if args.command == "predict":
+        which = _which(args.which or ("prob,class" if entry.probabilities else "score,class"))
     data = _read(path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

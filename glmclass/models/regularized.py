@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConvergenceWarning
+from ..results.regularized import check_alpha
 from ..rows.blocks import ArrayBlocks, RowBlocks, block_rows
 from ..solvers import coordinate_descent as CD
 from ..solvers.irls import Control
@@ -36,14 +37,6 @@ from ..solvers.newton import NewtonControl, multinomial_deviance
 from .base import check_start, fit_control, per_column, real_number
 
 # --- argument checks ----------------------------------------------------------------------------
-
-def check_alpha(alpha) -> float:
-    """The penalty weight: a finite number >= 0."""
-    a = real_number(alpha, "alpha (the penalty weight)")
-    if not np.isfinite(a) or a < 0:
-        raise ValueError(f"alpha (the penalty weight) must be a finite number >= 0, got {alpha!r}")
-    return a
-
 
 def check_l1_wt(L1_wt) -> float:
     """The lasso share of the penalty: a number in [0, 1]."""

@@ -9,6 +9,7 @@ and what to do instead, and the summary shows the coefficients with a note.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -23,6 +24,36 @@ from .io import SaveMixin
 from .mnlogit import by_which, fit_order_probabilities, prediction_rows
 
 METHOD = "coordinate descent (proximal Newton)"
+
+
+def check_alpha(alpha: object) -> float:
+    """The penalty weight as a float.
+
+    Here rather than with the fitting code in :mod:`glmclass.models.regularized`, which reads
+    it from here, because the results (``RegularizationPath.refit``) check it too and results
+    do not import models.
+
+    Parameters
+    ----------
+    alpha : float
+        The penalty weight of glmnet's objective.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When ``alpha`` is not a number (strings, None and bools are not), is not finite or is
+        negative.
+    """
+    if isinstance(alpha, (str, bytes, bool)) or not isinstance(alpha, (numbers.Real, np.number)):
+        raise ValueError(f"alpha (the penalty weight) must be a number, got {alpha!r}")
+    a = float(alpha)
+    if not np.isfinite(a) or a < 0:
+        raise ValueError(f"alpha (the penalty weight) must be a finite number >= 0, got {alpha!r}")
+    return a
 
 
 def penalty_name(L1_wt: float) -> str:
@@ -381,8 +412,6 @@ class RegularizationPath:
                 raise ValueError(f"alpha={alpha!r} needs the cross-validation: run "
                                  "regularization_path(cv=10) or give a number")
             return self.alpha_min if alpha == "min" else self.alpha_1se
-        from ..models.regularized import check_alpha
-
         return check_alpha(alpha)
 
     def refit(self, alpha="1se", maxiter: int = 100, tol: float = 1e-10):
