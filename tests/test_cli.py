@@ -321,3 +321,108 @@ def test_every_generative_model_is_available(tmp_path, capsys):
         code, out, _ = run(["fit", path, "Species ~ Petal_Length + Petal_Width", "--model",
                             model], capsys)
         assert code == 0 and title in out
+
+
+# --- the models the command line reaches through the model registry ---------------------------
+def test_every_registered_model_is_a_model_choice(capsys):
+    from glmclass.models.registry import MODELS
+
+    code, out, _ = run(["fit", "--help"], capsys)
+    choices = re.search(r"--model \{([^}]*)\}", out).group(1).split(",")
+    assert code == 0 and sorted(choices) == sorted(e.name for e in MODELS)
+    assert {"bayes_glm", "least_squares", "fisher", "perceptron"} <= set(choices)
+
+
+def test_bayes_glm_takes_a_link(csv, capsys):
+    df = pd.read_csv(csv)
+    code, out, _ = run(["fit", csv, "GRADE ~ GPA + PSI", "--model", "bayes_glm", "--link",
+                        "probit", "--weights", "TUCE", "--format", "json"], capsys)
+    got = json.loads(out)
+    ref = gcf.bayes_glm("GRADE ~ GPA + PSI", df, link=gc.links.Probit(),
+                        freq_weights=df["TUCE"]).fit()
+    assert code == 0 and got["model"] == "BayesGLM"
+    for name, value in ref.params.items():
+        assert got["params"][name] == pytest.approx(value, rel=1e-12)
+    assert got["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    assert got["log_evidence"] == pytest.approx(ref.log_evidence, rel=1e-12)
+    logit = gcf.bayes_glm("GRADE ~ GPA + PSI", df).fit()
+    assert abs(ref.llf - logit.llf) > 1e-3  # the link was used
+    code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "bayes_glm", "--family",
+                        "poisson"], capsys)
+    one_line_error(code, err, "--family applies to --model glm only")
+    code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "lda", "--link", "probit"],
+                       capsys)
+    one_line_error(code, err, "--link applies to --model glm and bayes_glm only")
+
+
+@pytest.fixture()
+def iris_csv(tmp_path):
+    path = tmp_path / "iris.csv"
+    gc.datasets.load("iris").to_csv(path, index=False)
+    return path
+
+
+def test_least_squares_fits_predicts_scores_and_is_not_compared(iris_csv, tmp_path, capsys):
+    iris = gc.datasets.load("iris")
+    formula = "Species ~ Petal_Length + Petal_Width"
+    code, out, _ = run(["fit", iris_csv, formula, "--model", "least_squares", "--format",
+                        "json"], capsys)
+    ref = gcf.least_squares(formula, iris).fit()
+    got = json.loads(out)
+    assert code == 0 and got["model"] == "LeastSquaresClassifier"
+    for level in ref.params.columns:
+        for name, value in ref.params[level].items():
+            assert got["params"][str(level)][name] == pytest.approx(value, rel=1e-12, abs=1e-14)
+    code, out, _ = run(["predict", iris_csv, formula, "--model", "least_squares", "-o",
+                        tmp_path / "p.csv"], capsys)
+    pred = pd.read_csv(tmp_path / "p.csv")
+    assert code == 0 and list(pred.columns) == ["score_setosa", "score_versicolor",
+                                                "score_virginica", "class"]
+    np.testing.assert_allclose(pred.iloc[:, :3], ref.predict(which="score"), rtol=1e-12,
+                               atol=1e-14)
+    assert pred["class"].tolist() == ref.predict(which="class").tolist()
+    code, _, err = run(["predict", iris_csv, formula, "--model", "least_squares", "--which",
+                        "prob"], capsys)
+    one_line_error(code, err, "estimates no class probabilities")
+    code, _, err = run(["compare", iris_csv, formula, "Species ~ Petal_Length", "--model",
+                        "least_squares"], capsys)
+    one_line_error(code, err, "--model least_squares has none")
+
+
+def test_fisher_direction_threshold_and_labels(csv, capsys):
+    df = pd.read_csv(csv)
+    formula = "GRADE ~ GPA + TUCE"
+    code, out, _ = run(["fit", csv, formula, "--model", "fisher", "--format", "json"], capsys)
+    ref = gcf.fisher(formula, df).fit()
+    got = json.loads(out)
+    assert code == 0 and got["model"] == "FisherDiscriminant"
+    assert got["threshold"] == pytest.approx(ref.threshold, rel=1e-12)
+    for name, value in ref.direction.items():
+        assert got["direction"][name] == pytest.approx(value, rel=1e-12)
+    code, out, _ = run(["fit", csv, formula, "--model", "fisher"], capsys)
+    assert code == 0 and "Fisher Discriminant Results" in out
+    code, out, _ = run(["predict", csv, formula, "--model", "fisher"], capsys)
+    pred = pd.read_csv(io.StringIO(out))
+    assert code == 0 and list(pred.columns) == ["score", "class"]
+    np.testing.assert_allclose(pred["score"], ref.predict(which="score"), rtol=1e-12)
+    assert pred["class"].tolist() == ref.predict(which="class").tolist()
+
+
+def test_perceptron_separates_separable_classes(iris_csv, tmp_path, capsys):
+    iris = gc.datasets.load("iris")
+    two = iris[iris["Species"] != "virginica"]
+    path = tmp_path / "two.csv"
+    two.to_csv(path, index=False)
+    formula = "Species ~ Petal_Length + Petal_Width"
+    code, out, _ = run(["fit", path, formula, "--model", "perceptron", "--format", "json"],
+                       capsys)
+    got = json.loads(out)
+    assert code == 0 and got["model"] == "Perceptron" and got["converged"] is True
+    assert set(got["params"]) == {"Intercept", "Petal_Length", "Petal_Width"}
+    code, out, _ = run(["predict", path, formula, "--model", "perceptron", "--which", "class"],
+                       capsys)
+    assert code == 0 and out.splitlines()[1:] == two["Species"].tolist()  # all separated
+    code, out, _ = run(["predict", path, formula, "--model", "perceptron"], capsys)
+    assert code == 0 and out.splitlines()[0] == "score,class"
+    code, _, err = run(["fit", iris_csv, formula, "--model", "perceptron"], capsys)
+    one_line_error(code, err, "multiclass")  # three classes need a scheme: said in one line
