@@ -542,3 +542,47 @@ def test_known_violations_must_shrink():
     with pytest.raises(AssertionError, match="no longer found"):
         compare_with_known("rule", set(), {("a", "b")})
     compare_with_known("rule", {("a", "b")}, {("a", "b")})
+
+
+# --- the model list and the version, each written once ------------------------------------------
+def test_the_registry_is_the_package_s_model_list():
+    import glmclass as gc
+    import glmclass.formula.api as gcf
+    from glmclass.models.registry import MODELS, model_entry
+
+    names = [e.name for e in MODELS]
+    assert len(set(names)) == len(names) and all(n.isidentifier() and n.islower() for n in names)
+    for e in MODELS:
+        assert getattr(gc, e.cls.__name__) is e.cls and e.cls.__name__ in gc.__all__
+        assert model_entry(e.name) is e and getattr(gcf, e.name).__name__ == e.name
+    assert gcf.__all__ == sorted(names)
+    exported = {n for n in gc.__all__ if isinstance(getattr(gc, n), type)
+                and not issubclass(getattr(gc, n), (Exception, Warning))}
+    assert exported == {e.cls.__name__ for e in MODELS}
+    with pytest.raises(ValueError, match="no model is called 'logistic'; the models are glm"):
+        model_entry("logistic")
+
+
+def test_every_entry_point_builds_its_model():
+    from statsmodels.datasets import spector
+
+    import glmclass.formula.api as gcf
+    from glmclass.models.registry import MODELS
+
+    df = spector.load_pandas().data
+    for e in MODELS:
+        model = getattr(gcf, e.name)("GRADE ~ PSI + TUCE" if not e.name == "bernoulli_nb"
+                                     else "GRADE ~ PSI", df)
+        assert type(model) is e.cls, e.name
+
+
+def test_the_version_is_written_once():
+    import glmclass as gc
+    from glmclass import version
+
+    text = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^dynamic = \["version"\]', text, re.M)
+    assert re.search(r'^version = \{ attr = "glmclass\.version\.__version__" \}$', text, re.M)
+    assert not re.search(r'^version = "', text, re.M), "pyproject.toml writes the version again"
+    assert gc.__version__ == version.__version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version.__version__)
