@@ -75,6 +75,7 @@ LONG_ALLOWED: dict[str, str] = {}
 #   kind_guesses         (module, the expression that guesses)
 #   duplicate_constants  (module, constant name): one number named in several modules
 #   long_modules         (module, "over 600 lines")
+#   private_reads        (module, attribute name): reads of another object's private attribute
 KNOWN_FILE = Path(__file__).resolve().with_name("architecture_known.json")
 
 
@@ -237,6 +238,40 @@ def private_imports(module: Module, known: Iterable[str]) -> set[tuple[str, str]
                 and imp.target.rpartition(".")[2] == imp.name:
             continue
         found.add((module.name, f"{imp.target}:{imp.name}"))
+    return found
+
+
+def _foreign_names(module: Module) -> set[str]:
+    """Names bound by imports of modules outside the package (``np``, ``sys``, ``da``)."""
+    out = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names
+                    if not a.name.startswith("glmclass")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 \
+                and not (node.module or "").startswith("glmclass"):
+            out |= {a.asname or a.name for a in node.names}
+    return out
+
+
+def private_reads(module: Module) -> set[tuple[str, str]]:
+    """Reads of another object's private attribute (``res._fit``, ``model._fit_levels``), as
+    (module, attribute name). Not counted: ``self._x`` and ``cls._x``, ``super()._x``,
+    protocol names ending in ``_`` (``_repr_html_``), and attributes of modules and names
+    imported from outside the package (``sys._getframe``: their owners' business)."""
+    foreign = _foreign_names(module)
+    found = set()
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.Attribute) and _is_private(node.attr)) \
+                or node.attr.endswith("_"):
+            continue
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in {"self", "cls"} | foreign:
+            continue
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                and value.func.id == "super":
+            continue
+        found.add((module.name, node.attr))
     return found
 
 
@@ -419,6 +454,12 @@ def test_no_private_names_imported_across_modules(package):
     compare_with_known("private names imported", found, known("private_imports"))
 
 
+def test_no_private_attributes_of_other_objects_are_read(package):
+    found = set().union(*(private_reads(m) for m in package.values()))
+    compare_with_known("private attributes of other objects read", found,
+                       known("private_reads"))
+
+
 def test_dask_is_imported_only_by_the_row_source_and_the_data_adapter(package):
     found = set().union(*(dask_imports(m) for m in package.values()))
     to_remove = {pair for pair in found if pair[0] in DASK_TO_REMOVE}
@@ -493,6 +534,16 @@ def test_private_import_checker():
     found = set().union(*(private_imports(m, pkg) for m in pkg.values()))
     assert found == {("glmclass.results.io", "glmclass.formula.design:_referenced_columns"),
                      ("glmclass.results.io", "glmclass.plot._common:_common")}
+
+
+def test_private_read_checker():
+    src = ("import sys\nimport numpy as np\nfrom . import blocks\n"
+           "class A(B):\n    def f(self, res):\n"
+           "        a = self._x + res._fit + res.model._levels + blocks._add_into(1)\n"
+           "        b = super()._setup() + sys._getframe() + np._NoValue + res._repr_html_()\n"
+           "        return cls._y\n")
+    assert private_reads(module_from_source("glmclass.m", src)) == {
+        ("glmclass.m", "_fit"), ("glmclass.m", "_levels"), ("glmclass.m", "_add_into")}
 
 
 def test_dask_checker():
