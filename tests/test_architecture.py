@@ -622,7 +622,7 @@ def test_every_entry_point_builds_its_model():
 
     df = spector.load_pandas().data
     for e in MODELS:
-        model = getattr(gcf, e.name)("GRADE ~ PSI + TUCE" if not e.name == "bernoulli_nb"
+        model = getattr(gcf, e.name)("GRADE ~ PSI + TUCE" if e.name != "bernoulli_nb"
                                      else "GRADE ~ PSI", df)
         assert type(model) is e.cls, e.name
 
