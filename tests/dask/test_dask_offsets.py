@@ -212,3 +212,21 @@ def test_threaded_scheduler(counts, ddf):
     same_fit(gc.GLM.from_formula("y ~ x + C(g) + offset(np.log(t))", counts,
                                  family=F.Poisson(), offset="o").fit(), lazy)
     same_fit(gc.GLM.from_formula("cbind(k, f) ~ x", counts, family=F.Binomial()).fit(), cb)
+
+
+@pytest.mark.distributed
+def test_two_process_cluster(counts, ddf):
+    """The recipe, rebuilt in worker processes, keeps offset() and exposure() as offsets."""
+    from distributed import Client, LocalCluster
+
+    mem = gc.GLM.from_formula("y ~ x + C(g) + offset(o)", counts, family=F.Poisson(),
+                              exposure="t").fit()
+    mem_cb = gc.GLM.from_formula("k + f ~ x", counts, family=F.Binomial()).fit()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit="1GiB") as cluster, \
+            Client(cluster):  # results read persisted parts: checked while the client lives
+        lazy = gc.GLM.from_formula("y ~ x + C(g) + offset(o)", ddf, family=F.Poisson(),
+                                   exposure="t").fit()
+        same_fit(mem, lazy)
+        close(lazy.predict(ddf).compute(), mem.predict(counts))
+        same_fit(mem_cb, gc.GLM.from_formula("k + f ~ x", ddf, family=F.Binomial()).fit())
