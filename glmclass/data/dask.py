@@ -2,8 +2,10 @@
 
 A Dask DataFrame given to ``from_formula`` (or row-chunked Dask arrays given to a model's
 constructor) becomes a :class:`DaskModelData`: one lazy *part* per partition,
-``(X, y, arrays, index)`` with the design of the partition's complete rows, its raw response,
-its weights and offsets, and its row labels. Nothing of length N is ever held on the client:
+``(X, y, arrays, index)`` with the design of the partition's complete rows, its raw response
+(proportions for (successes, failures) counts, the trials then in ``var_weights``), its
+weights and its one offset (``offset=`` + ``offset()`` terms + log(exposure)), and its row
+labels (:mod:`glmclass.data.parts`). Nothing of length N is ever held on the client:
 
 1. the formula's design is learned in one pass (:func:`glmclass.formula.incremental.
    learn_design`; patsy reads no further than the formula needs);

@@ -93,6 +93,16 @@ def test_exposure_as_dask_arrays(counts):
     assert lazy.model.data.exposure
 
 
+def test_named_columns_leave_the_dot(counts, ddf):
+    """Columns named by exposure=/offset=/freq_weights= are left out of ``.``, as in memory."""
+    df = counts[["y", "x", "t", "o"]].assign(w=np.arange(len(counts)) % 2 + 1.0)
+    kw = dict(family=F.Poisson(), exposure="t", offset="o", freq_weights="w")
+    mem = gc.GLM.from_formula("y ~ .", df, **kw).fit()
+    lazy = gc.GLM.from_formula("y ~ .", dd.from_pandas(df, npartitions=3), **kw).fit()
+    assert list(lazy.params.index) == ["Intercept", "x"]
+    same_fit(mem, lazy)
+
+
 def test_exposure_errors_as_in_memory(counts, ddf):
     bad = counts.assign(t=counts.t.where(counts.index != 300, -1.0))
     with pytest.raises(ValueError, match="exposure must be positive"):
