@@ -22,12 +22,8 @@ import pandas as pd
 
 from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
-from ..formula.parse import quote
 from ..formula.spec import SpecBase
-
-#: Per-row arguments that name a column of ``data`` on the formula path and are evaluated on new
-#: data at prediction time (as R does with ``offset=``); weights are taken from ``data`` once.
-PREDICTED_BY_NAME = ("offset", "exposure")
+from .offsets import PREDICTED_BY_NAME, check_exposure, fold_exposure, named_columns
 
 
 def is_dask(obj: Any) -> bool:
@@ -448,7 +444,7 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
         endog, (pd.DataFrame, pd.Series)) else None
     arrs = {k: (per_row(a, k, n, pandas_index) if a is not None else None)
             for k, a in arrays.items()}
-    _check_exposure(arrs.get("exposure"))
+    check_exposure(arrs.get("exposure"))
     bad = (np.isnan(x).any(axis=1) if np.isnan(x.sum()) else np.zeros(n, bool)) | _isna(y)
     for a in arrs.values():
         if a is not None:
@@ -471,33 +467,11 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
         arrs = {k: (a[keep] if a is not None else None) for k, a in arrs.items()}
     x = np.ascontiguousarray(x)
     frame_columns = tuple(exog.columns) if isinstance(exog, pd.DataFrame) else None
-    arrs, has_exposure = _fold_exposure(arrs, None)
+    arrs, has_exposure = fold_exposure(arrs, None)
     return ModelData(x, names, y, _endog_name(endog), index, arrs, None,
                      int(bad.sum()) if any_bad else 0, None, intercept_index(x),
                      source_rows=np.flatnonzero(~bad) if any_bad else None, n_source=n,
                      frame_columns=frame_columns, exposure=has_exposure)
-
-
-def _check_exposure(e: np.ndarray | None) -> None:
-    if e is not None:
-        bad = e <= 0
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"exposure must be positive (its log is added to the linear "
-                             f"predictor); row {row} has {e[row]:g}")
-
-
-def _fold_exposure(arrs: dict, formula_offset: np.ndarray | None) -> tuple[dict, bool]:
-    """``offset`` = given offset + the formula's offset + log(exposure); exposure recorded."""
-    arrs = dict(arrs)
-    e = arrs.pop("exposure", None)
-    off = arrs.get("offset")
-    for extra in (formula_offset, None if e is None else log_exposure(e)):
-        if extra is not None:
-            off = extra if off is None else off + extra
-    if "offset" in arrs or off is not None:
-        arrs["offset"] = off
-    return arrs, e is not None
 
 
 def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env=None,
@@ -511,29 +485,22 @@ def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_e
     """
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    extra, exclude, aligned, named_exposure = [], [], {}, False
+    extra, exclude, named_exposure = named_columns(arrays, data.columns)
+    aligned = {}
     for key, a in arrays.items():
         if isinstance(a, str):
-            if a not in data.columns:
-                raise ValueError(f"{key}={a!r} is not a column of data; pass a column name or "
-                                 "an array aligned with the rows")
-            exclude.append(a)
             if key in PREDICTED_BY_NAME:
-                extra.append(f"offset(exposure({quote(a)}))" if key == "exposure"
-                             else f"offset({quote(a)})")
-                named_exposure |= key == "exposure"
                 continue
             a = data[a]
         aligned[key] = None if a is None else per_row(a, key, len(data), data.index)
-    _check_exposure(aligned.get("exposure"))
-    d = build_design(formula, data, missing, aligned, eval_env, engine, tuple(extra),
-                     tuple(exclude))
+    check_exposure(aligned.get("exposure"))
+    d = build_design(formula, data, missing, aligned, eval_env, engine, extra, exclude)
     if d.endog is None:
         raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
     arrs = {k: (a[d.rows] if a is not None else None) for k, a in aligned.items()}
     for key in arrays:
         arrs.setdefault(key, None)
-    arrs, has_exposure = _fold_exposure(arrs, d.offset)
+    arrs, has_exposure = fold_exposure(arrs, d.offset)
     y = d.endog
     if isinstance(y, pd.DataFrame):
         values, name = y.to_numpy(dtype=float), " + ".join(map(str, y.columns))

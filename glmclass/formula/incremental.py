@@ -30,12 +30,12 @@ from .design import (
     DesignSpec,
     _missing_message,
     _patsy_message,
-    _referenced_columns,
-    _response,
     _with_numpy,
-    split_formula,
+    response,
 )
 from .namespace import FormulaEnvironment, safe_namespace
+from .parse import ParsedFormula, names_in, parse, split_formula
+from .patsy_engine import offset_positions
 
 #: Identifiers in a formula (candidate column names).
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -101,9 +101,9 @@ class PartitionDesign:
     ----------
     formula : str
     column_names : list of str
-        Design columns, the same for every piece.
+        Design columns, the same for every piece (``offset()`` terms excluded).
     used : list
-        Data columns the formula reads.
+        Data columns the right-hand side reads.
     witness : pandas.DataFrame
         A few rows showing every level of every used column.
     transforms : dict
@@ -115,6 +115,13 @@ class PartitionDesign:
         the intercept): the design is then built without patsy.
     token : str
         Identifies the recipe (its design is rebuilt once per process).
+    parsed : ParsedFormula or None
+        The parsed formula: the response's expressions (one, or two for ``cbind(k, f)`` and
+        ``k + f``) and the right-hand side patsy builds (``.`` expanded, the ``offset()`` terms
+        of ``offset=``/``exposure=`` named by column added).
+    offsets : tuple of int
+        Columns of patsy's matrix that are ``offset()`` terms: summed into the offset, not
+        part of the design (as :func:`glmclass.formula.patsy_engine.learn_patsy`).
     """
 
     formula: str
@@ -125,6 +132,8 @@ class PartitionDesign:
     names: dict = field(repr=False)
     plain: list | None = field(default=None, repr=False)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    parsed: ParsedFormula | None = field(default=None, repr=False)
+    offsets: tuple = ()
     _info: Any = field(default=None, repr=False, compare=False)
     _env: Any = field(default=None, repr=False, compare=False)
 
@@ -137,8 +146,23 @@ class PartitionDesign:
         return state
 
     @property
+    def rhs(self) -> str:
+        """The right-hand side patsy builds."""
+        return self.parsed.rhs if self.parsed is not None else split_formula(self.formula)[1]
+
+    @property
     def lhs(self) -> str | None:
         return split_formula(self.formula)[0]
+
+    @property
+    def endog_name(self) -> str:
+        """The response's name, as the in-memory path gives it: the column, or
+        ``"k + f"`` for a (successes, failures) response."""
+        codes = self.parsed.lhs if self.parsed is not None else [self.lhs]
+        if len(codes) == 2:
+            return " + ".join(codes)
+        code = codes[0]
+        return code[3:-2] if code.startswith(("Q('", 'Q("')) else code
 
     def env(self) -> patsy.EvalEnvironment:
         if self._env is None:
@@ -155,8 +179,7 @@ class PartitionDesign:
             return self._info
         info = _INFO_CACHE.get(self.token)
         if info is None:
-            rhs = split_formula(self.formula)[1]
-            info = patsy.dmatrix(rhs, self.witness, eval_env=self.env(),
+            info = patsy.dmatrix(self.rhs, self.witness, eval_env=self.env(),
                                  NA_action=patsy.NAAction(NA_types=[])).design_info
             for factor, fi in info.factor_infos.items():
                 saved = self.transforms.get(factor.name(), {})
@@ -165,19 +188,21 @@ class PartitionDesign:
                     obj = cls.__new__(cls)
                     obj.__dict__.update(attrs)
                     objs[key] = obj
-            if list(info.column_names) != list(self.column_names):
+            built = [n for j, n in enumerate(info.column_names) if j not in self.offsets]
+            if built != list(self.column_names):
                 raise ValueError(
                     f"the design of {self.formula!r} cannot be rebuilt on the workers (columns "
-                    f"{list(info.column_names)[:6]} instead of {list(self.column_names)[:6]}): "
+                    f"{built[:6]} instead of {list(self.column_names)[:6]}): "
                     "a categorical factor derived from an expression of several columns; "
                     "compute that column in the DataFrame first")
             _INFO_CACHE[self.token] = info
         self._info = info
         return info
 
-    def build(self, frame: pd.DataFrame, aligned: dict | None = None,
-              missing: str = "drop") -> tuple[pd.Series | None, np.ndarray, np.ndarray]:
-        """Response, design and kept-row mask of one piece.
+    def build(self, frame: pd.DataFrame, aligned: dict | None = None, missing: str = "drop"
+              ) -> tuple[pd.Series | pd.DataFrame | None, np.ndarray, np.ndarray,
+                         np.ndarray | None]:
+        """Response, design, kept-row mask and the formula's offset of one piece.
 
         Parameters
         ----------
@@ -189,10 +214,13 @@ class PartitionDesign:
 
         Returns
         -------
-        endog : pandas.Series or None
-            Raw response of the kept rows.
+        endog : pandas.Series, pandas.DataFrame or None
+            Raw response of the kept rows; two columns (successes, failures) for
+            ``cbind(k, f) ~`` or ``k + f ~``.
         exog : ndarray of shape (n_kept, p)
         keep : ndarray of bool, shape (len(frame),)
+        offset : ndarray of shape (n_kept,) or None
+            The sum of the formula's ``offset()`` terms on the kept rows (None without any).
         """
         n = len(frame)
         pos = frame.set_axis(pd.RangeIndex(n), axis=0)
@@ -208,17 +236,19 @@ class PartitionDesign:
                                                    NA_action=patsy.NAAction(NA_types=[]))
             except patsy.PatsyError as exc:
                 raise ValueError(_patsy_message(exc, self.formula, frame)) from None
-            x = np.asarray(x, dtype=float).reshape(len(rows), len(self.column_names))
+            x = np.asarray(x, dtype=float).reshape(len(rows),
+                                                   len(self.column_names) + len(self.offsets))
         made_nan = np.isnan(x).any(axis=1) if np.isnan(x.sum()) else None
         if made_nan is not None:
             keep[np.flatnonzero(keep)[made_nan]] = False
             x = x[~made_nan]
         built = keep.copy()  # the rows of x
         y = None
-        lhs = self.lhs
-        if lhs:
-            y = _response(lhs, pos, self.env())
-            keep &= ~y.isna().to_numpy()
+        if self.lhs:
+            parsed = self.parsed if self.parsed is not None else parse(self.formula, [])
+            y = response(parsed, pos, self.env())
+            na = y.isna().to_numpy()
+            keep &= ~(na.any(axis=1) if na.ndim == 2 else na)
         for name, arr in (aligned or {}).items():
             if arr is not None:
                 if arr.shape[0] != n:
@@ -232,10 +262,15 @@ class PartitionDesign:
             raise ValueError(_missing_message(frame, self.used, keep, aligned))
         if not keep[built].all():  # a missing response, weight or offset
             x = x[keep[built]]
+        off = None
+        if self.offsets:  # the offset() columns are summed, as DesignSpec.split does
+            cols = list(self.offsets)
+            off = x[:, cols].sum(axis=1)
+            x = np.delete(x, cols, axis=1)
         exog = np.ascontiguousarray(x)
         if y is not None:
             y = y.iloc[np.flatnonzero(keep)]
-        return y, exog, keep
+        return y, exog, keep, off
 
     def _plain_design(self, rows: pd.DataFrame) -> np.ndarray | None:
         """The design of a formula of plain numeric columns (and an intercept) without patsy:
@@ -256,7 +291,7 @@ class PartitionDesign:
         """The :class:`~glmclass.formula.design.DesignSpec` that builds the design of new
         in-memory data (predictions on pandas DataFrames)."""
         return DesignSpec(self.formula, list(self.column_names), self.design_info(),
-                          self.witness)
+                          self.witness, offset_positions=tuple(self.offsets), rhs=self.rhs)
 
 
 def _formula_names(formula: str, env: patsy.EvalEnvironment) -> dict:
@@ -300,7 +335,8 @@ def _plain_columns(info, columns: list) -> list | None:
 
 
 def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
-                 columns: list, eval_env: patsy.EvalEnvironment) -> PartitionDesign:
+                 columns: list, eval_env: patsy.EvalEnvironment, extra_terms: tuple = (),
+                 exclude: tuple = ()) -> PartitionDesign:
     """Learn a formula's design over pieces of data with patsy's incremental builder.
 
     Parameters
@@ -314,16 +350,24 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
         The data's columns (to find the ones the formula uses).
     eval_env : patsy.EvalEnvironment
         Where names that are not columns are looked up.
+    extra_terms : tuple of str
+        Terms added to the right-hand side (``offset(Q('t'))`` for ``offset="t"``), as
+        :func:`glmclass.formula.design.build_design`.
+    exclude : tuple
+        Columns that ``.`` leaves out besides the response's.
 
     Returns
     -------
     PartitionDesign
     """
-    lhs, rhs = split_formula(formula)
+    lhs = split_formula(formula)[0]
     if not lhs:
         raise ValueError(f"the formula {formula!r} has no response: write 'y ~ x1 + x2'")
     probe = pd.DataFrame(columns=list(columns))
-    used = _referenced_columns(rhs, probe)
+    parsed = parse(formula, list(columns), tuple(extra_terms), tuple(exclude))
+    rhs = parsed.rhs
+    names = names_in(parsed.rhs_codes)
+    used = [c for c in columns if str(c) in names]
     witness = _Witness(used)
 
     def seen() -> Iterator[pd.DataFrame]:
@@ -339,9 +383,13 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
     except NameError as exc:
         raise ValueError(f"the formula {formula!r} names something that is not a column of "
                          f"data: {exc}") from None
-    design = PartitionDesign(formula, list(info.column_names), used, witness.frame(),
-                             _transform_states(info), _formula_names(formula, env),
-                             _plain_columns(info, list(columns)))
+    offsets = offset_positions(info.term_name_slices)
+    design = PartitionDesign(formula,
+                             [n for j, n in enumerate(info.column_names) if j not in offsets],
+                             used, witness.frame(), _transform_states(info),
+                             _formula_names(rhs + " " + lhs, env),
+                             None if offsets else _plain_columns(info, list(columns)),
+                             parsed=parsed, offsets=offsets)
     design._info = info
     design._env = env
     return design

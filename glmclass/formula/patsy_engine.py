@@ -161,7 +161,7 @@ def _picklable_names(design_info) -> dict:
     return out
 
 
-def _offset_positions(term_slices: dict) -> tuple[int, ...]:
+def offset_positions(term_slices: dict) -> tuple[int, ...]:
     """Matrix columns of the ``offset(...)`` terms."""
     pos: list[int] = []
     for name, sl in term_slices.items():
@@ -183,7 +183,7 @@ def learn_patsy(parsed: ParsedFormula, frame: pd.DataFrame, env: FormulaEnvironm
         _reraise_ours(exc)
         raise DataError(_patsy_message(exc, parsed.formula, frame)) from None
     info = mat.design_info
-    offsets = _offset_positions(info.term_name_slices)
+    offsets = offset_positions(info.term_name_slices)
     names = [n for j, n in enumerate(info.column_names) if j not in offsets]
     spec = DesignSpec(parsed.formula, names, info, frame, tuple(frame.columns), numeric,
                       offsets, parsed.rhs, env.trusted)

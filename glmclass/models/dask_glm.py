@@ -109,7 +109,12 @@ class DaskGLMProblem(GLMProblem):
         facts, name = data.facts, data.endog_name
         _check_weight_facts(facts.arrays)
         surrogate = facts.response.surrogate()
-        if isinstance(family, F.Binomial):
+        if facts.response.counts:  # proportions of (successes, failures): binomial_response
+            if not isinstance(family, F.Binomial):
+                raise ValueError(f"response {name!r} has two columns (successes, failures): "
+                                 "that is a binomial response; use the Binomial family")
+            y, levels = np.asarray(surrogate, dtype=float), None
+        elif isinstance(family, F.Binomial):
             y, levels = binary_response(surrogate, name)
         else:
             levels = None
