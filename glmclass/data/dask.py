@@ -304,7 +304,7 @@ def persist_budget(nbytes: float) -> bool:
 
 
 def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula, missing,
-            nbytes: float) -> DaskModelData:
+            nbytes: float, frame=None) -> DaskModelData:
     """Persist (if it fits), compute the facts, and wrap the parts."""
     parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
     drops = [delayed(_get, pure=True)(pd_, 1) for pd_ in parts_and_drops]
@@ -329,7 +329,7 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
                   if k in facts.arrays else None) for k in _ARRAY_ARGS}
     return DaskModelData(exog, list(names), None, endog_name, DaskIndex(parts, facts),
                          arrays, recipe.spec() if recipe is not None else None,
-                         facts.n_dropped, formula, icpt, None, parts=tuple(parts),
+                         facts.n_dropped, formula, icpt, None, frame=frame, parts=tuple(parts),
                          facts=facts, recipe=recipe, persisted=persisted)
 
 
@@ -411,10 +411,33 @@ class DaskModelData(ModelData):
                        exog_names=[n for n, k in zip(self.exog_names, keep, strict=True) if k],
                        intercept_index=None, feature_mask=keep, parts=parts, facts=facts)
 
+    def column(self, name) -> np.ndarray:
+        """Values of column ``name`` of the Dask DataFrame the formula was evaluated on, for
+        the rows used, in row order (one pass over that column's partitions)."""
+        if self.frame is None:
+            raise ValueError(f"column {name!r}: the model was not built from a formula on a "
+                             "DataFrame; pass the values as an array with one per row")
+        pieces = [delayed(_column_part, pure=True)(c, p, name)
+                  for c, p in zip(self.frame[name].to_delayed(), self.parts, strict=True)]
+        values = dask.compute(*pieces)
+        return np.concatenate(values) if values else np.empty(0)
+
     def encoded(self, fn, *args) -> tuple:
         """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.rows.dask.DaskBlocks`:
         ``fn(part, *args)`` per partition (run where the partition lives)."""
         return tuple(delayed(fn, pure=False)(p, *args) for p in self.parts)
+
+
+def _column_part(column: pd.Series, part: tuple, name) -> np.ndarray:
+    """A partition's values of ``column`` at the rows its part uses (matched by label)."""
+    index = part[3]
+    if len(index) == len(column) and column.index.equals(pd.Index(index)):
+        return column.to_numpy()
+    if not column.index.is_unique:
+        raise ValueError(f"column {name!r}: a partition has duplicate row labels, so the rows "
+                         "the model uses cannot be matched to it; reset_index() the DataFrame "
+                         "before building the model")
+    return column.loc[index].to_numpy()
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
@@ -583,4 +606,5 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
              for i, f in enumerate(delayed_frames)]
     p = len(recipe.column_names)
     nbytes = float(n_seen[0] if n_seen else 0) * frame.npartitions * (p + 4) * 8.0
-    return _finish(parts, recipe.column_names, lhs, recipe, formula, missing, nbytes)
+    return _finish(parts, recipe.column_names, lhs, recipe, formula, missing, nbytes,
+                   frame=data)

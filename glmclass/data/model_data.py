@@ -143,6 +143,14 @@ class ModelData:
     frame_columns: tuple | None = None
     exposure: bool = False
 
+    def column(self, name) -> np.ndarray:
+        """Values of column ``name`` of the DataFrame the formula was evaluated on, for the
+        rows used (e.g. cluster labels named by column)."""
+        if self.frame is None:
+            raise ValueError(f"column {name!r}: the model was not built from a formula on a "
+                             "DataFrame; pass the values as an array with one per row")
+        return self.rows_given(self.frame[name].to_numpy(), f"column {name!r}")
+
     @property
     def nrows(self) -> int:
         return self.exog.shape[0]

@@ -138,7 +138,8 @@ class MultinomialLikelihood(Likelihood):
         eta = self.linear_predictor(block.X, params, block.offset)
         resid = self._resid(block, eta)[0] * np.asarray(block.weights, dtype=float)[:, None]
         X = block.X
-        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
+        r, k = X.shape
+        return (resid[:, :, None] * X[:, None, :]).reshape(r, resid.shape[1] * k)
 
     def weights(self, block: Block, params: np.ndarray, observed: bool = False) -> np.ndarray:
         eta = self.linear_predictor(block.X, params, block.offset)
