@@ -28,8 +28,9 @@ import pandas as pd
 from dask import delayed
 
 from ..formula.incremental import PartitionDesign, learn_design
+from ..rows.blocks import add
 from ..rows.dask import _literal
-from .model_data import ModelData
+from .model_data import ModelData, fold_rows
 
 #: ``"auto"``: persist the parts when they take under half the cluster's (or this machine's
 #: available) memory; True / False force it. Also set by the environment variable
@@ -422,22 +423,50 @@ class DaskModelData(ModelData):
         values = dask.compute(*pieces)
         return np.concatenate(values) if values else np.empty(0)
 
+    def reduce_rows(self, fn, zero, rows: int):
+        """:meth:`ModelData.reduce_rows` folded in each partition where it lives (its
+        DataFrame rows at the rows used, or its design rows on the array path); the partial
+        results are summed on the client."""
+        job = _literal((fn, zero, rows), "rows")
+        frames = (self.frame.to_delayed() if self.spec is not None and self.frame is not None
+                  else [None] * len(self.parts))
+        if self.spec is not None and self.frame is None:
+            raise ValueError("the rows of the fit's DataFrame are not available; refit the "
+                             "model on its data")
+        out = dask.compute(*[delayed(_fold_part, pure=False)(job, f, p)
+                             for f, p in zip(frames, self.parts, strict=True)])
+        acc = zero
+        for part in out:
+            acc = add(acc, part)
+        return acc
+
     def encoded(self, fn, *args) -> tuple:
         """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.rows.dask.DaskBlocks`:
         ``fn(part, *args)`` per partition (run where the partition lives)."""
         return tuple(delayed(fn, pure=False)(p, *args) for p in self.parts)
 
 
+def _rows_used(frame: pd.DataFrame | pd.Series, index, what: str):
+    """The rows of a partition's ``frame`` that its part uses (matched by label)."""
+    if len(index) == len(frame) and frame.index.equals(pd.Index(index)):
+        return frame
+    if not frame.index.is_unique:
+        raise ValueError(f"{what}: a partition has duplicate row labels, so the rows the model "
+                         "uses cannot be matched to it; reset_index() the DataFrame before "
+                         "building the model")
+    return frame.loc[index]
+
+
+def _fold_part(job: tuple, frame, part: tuple):
+    fn, zero, rows = job
+    X, _, arrays, index = part
+    raw = X if frame is None else _rows_used(frame, index, "the model's rows")
+    return fold_rows(raw, X, arrays.get("offset"), arrays.get("freq_weights"), fn, zero, rows)
+
+
 def _column_part(column: pd.Series, part: tuple, name) -> np.ndarray:
     """A partition's values of ``column`` at the rows its part uses (matched by label)."""
-    index = part[3]
-    if len(index) == len(column) and column.index.equals(pd.Index(index)):
-        return column.to_numpy()
-    if not column.index.is_unique:
-        raise ValueError(f"column {name!r}: a partition has duplicate row labels, so the rows "
-                         "the model uses cannot be matched to it; reset_index() the DataFrame "
-                         "before building the model")
-    return column.loc[index].to_numpy()
+    return _rows_used(column, part[3], f"column {name!r}").to_numpy()
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
