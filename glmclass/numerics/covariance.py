@@ -249,7 +249,8 @@ def covariance_from_rows(
         except ValueError as exc:  # name the rows by their position in the source
             raise ValueError(str(exc).replace("(rows ", f"(rows of the block at {b.start}: ")
                              ) from None
-        return sb.T @ (sb * c[:, None])
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below
+            return sb.T @ (sb * c[:, None])
 
     meat = rows.reduce(part, np.zeros((k, k)))
     if not np.all(np.isfinite(meat)):
