@@ -125,3 +125,29 @@ def test_array_model_margins_on_dask(birthwt):
         assert list(ma.kind) == list(mb.kind)
         assert rel(mb.margeff, ma.margeff) < TOL
         assert rel(mb.margeff_se, ma.margeff_se) < TOL
+
+
+@pytest.mark.distributed
+def test_sandwich_and_margins_under_a_process_cluster(birthwt):
+    """The per-block functions (scores, hat values, designs at changed data) travel to worker
+    processes and give the in-memory numbers there too."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = gc.Logit.from_formula(FORMULA, birthwt).fit(cov_type="HC3")
+        a_cl = gc.Logit.from_formula(FORMULA, birthwt).fit(cov_type="cluster",
+                                                           cov_kwds={"groups": "clinic"})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit="2GiB") as cluster, \
+            Client(cluster) as client, dask.config.set(scheduler=client.get):
+        ddf = dd.from_pandas(birthwt, npartitions=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = gc.Logit.from_formula(FORMULA, ddf).fit(cov_type="HC3")
+            b_cl = gc.Logit.from_formula(FORMULA, ddf).fit(cov_type="cluster",
+                                                           cov_kwds={"groups": "clinic"})
+        assert rel(b.cov_params(), a.cov_params()) < TOL
+        assert rel(b_cl.cov_params(), a_cl.cov_params()) < TOL
+        assert rel(b.get_margeff().margeff_se, a.get_margeff().margeff_se) < TOL
