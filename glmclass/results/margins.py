@@ -21,6 +21,12 @@ of a multinomial logit):
   observed and the design rows averaged (for indicator columns: the level proportions, as
   Stata's ``atmeans``).
 
+Every sum over rows is a reduce over the rows of the fit
+(:meth:`glmclass.data.model_data.ModelData.reduce_rows`: slices of the formula's DataFrame in
+memory, each partition where it lives on Dask), and F, its Jacobian and its second derivative
+come from the model's likelihood (:mod:`glmclass.likelihoods`), so the same code serves every
+model kind and both kinds of data.
+
 Standard errors by the delta method ``G V G'``, with V the covariance the fit reports and G
 the exact gradient of the effects in the coefficients (second derivatives of F included).
 Array models have one variable per design column (the constant excluded), as statsmodels.
@@ -39,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..formula.design import _referenced_columns
+from ..formula.parse import names_in, parse
 from ..likelihoods import likelihood_of
 from ..rows.blocks import block_rows
 from ..summary import Summary
@@ -137,6 +143,13 @@ class MarginalEffects:
 # --- what varies ------------------------------------------------------------------------------
 
 
+def columns_of(code: str, frame: pd.DataFrame) -> list:
+    """Columns of ``frame`` that the formula code ``code`` uses (identifiers and ``Q('...')``
+    quoting)."""
+    names = names_in(parse(code, list(frame.columns)).codes)
+    return [c for c in frame.columns if str(c) in names]
+
+
 def _variables(spec, frame: pd.DataFrame) -> tuple[list[str], dict[str, tuple]]:
     """Data columns of the right-hand side in order of appearance: every one, and the
     categorical ones with (categories, reference, labels of the levels)."""
@@ -145,7 +158,7 @@ def _variables(spec, frame: pd.DataFrame) -> tuple[list[str], dict[str, tuple]]:
     for term in info.terms:
         for sub in info.term_codings[term]:
             for factor in sub.factors:
-                cols = _referenced_columns(factor.code, frame)
+                cols = columns_of(factor.code, frame)
                 order += [c for c in cols if c not in order]
                 finfo = info.factor_infos[factor]
                 if finfo.type != "categorical":
@@ -352,7 +365,7 @@ def _formula_columns(spec, names) -> list:
     for term in info.terms:
         for sub in info.term_codings[term]:
             for factor in sub.factors:
-                out += [c for c in _referenced_columns(factor.code, probe) if c not in out]
+                out += [c for c in columns_of(factor.code, probe) if c not in out]
     return out
 
 

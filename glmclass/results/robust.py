@@ -4,7 +4,8 @@ sandwich built from the pieces a results object has.
 :func:`cov_spec` checks the arguments once, before any fitting, and resolves cluster groups
 (an array, or column names of the DataFrame a formula was evaluated on) to one integer label
 per row the model uses: rows dropped for missing values are dropped from the groups too.
-:func:`sandwich` hands the pieces to :func:`glmclass.numerics.covariance.covariance`, the one
+:func:`sandwich_over_rows` hands a likelihood's per-block scores (and hat values) to
+:func:`glmclass.numerics.covariance.covariance_from_rows`, next to the one
 home of every covariance formula.
 
 The bread is the inverse of the information matrix the fit was asked for
@@ -30,7 +31,7 @@ import pandas as pd
 
 from ..errors import one_of
 from ..likelihoods import Likelihood
-from ..numerics.covariance import COV_TYPES, covariance, covariance_from_rows, hat_values_of
+from ..numerics.covariance import COV_TYPES, covariance_from_rows, hat_values_of
 from ..rows.blocks import Block, RowBlocks
 
 #: Keys of ``cov_kwds`` each covariance type accepts.
@@ -232,36 +233,6 @@ def _rows_used(data, values: np.ndarray, name: str) -> np.ndarray:
     return values
 
 
-def sandwich(bread: np.ndarray, scores: np.ndarray, spec: CovSpec, *,
-             hat: np.ndarray | None = None, freq_weights: np.ndarray | None = None,
-             nobs: float | None = None) -> np.ndarray:
-    """The robust covariance ``spec`` asks for, from the unscaled bread and per-row scores.
-
-    Parameters
-    ----------
-    bread : ndarray of shape (k, k)
-        Inverse information of the estimable parameters (no dispersion).
-    scores : ndarray of shape (n_obs, k)
-        Per-row score contributions with the prior weights and no dispersion.
-    spec : CovSpec
-        A robust type (not "nonrobust").
-    hat : ndarray of shape (n_obs,), optional
-        Leverages, for HC2/HC3.
-    freq_weights : ndarray of shape (n_obs,), optional
-        Frequency weights (None when all are 1).
-    nobs : float, optional
-        Number of observations in the n/(n-k) corrections.
-
-    Returns
-    -------
-    ndarray of shape (k, k)
-    """
-    return covariance(bread, scores, spec.cov_type,
-                      hat=hat if spec.cov_type in ("HC2", "HC3") else None,
-                      groups=spec.groups, freq_weights=freq_weights, nobs=nobs,
-                      use_correction=spec.use_correction, fix=spec.fix)
-
-
 def sandwich_over_rows(bread: np.ndarray, rows: RowBlocks, likelihood: Likelihood,
                        coef: np.ndarray, spec: CovSpec, *, nobs: float,
                        hat_bread: np.ndarray | None = None,
@@ -362,7 +333,7 @@ def _block_weights(b: Block) -> np.ndarray:
 
 
 def freq_or_none(f: np.ndarray) -> np.ndarray | None:
-    """Frequency weights as :func:`sandwich` takes them: None when every weight is 1."""
+    """Frequency weights of in-memory rows: None when every weight is 1."""
     if f.strides == (0,) and f.size and f[0] == 1:
         return None
     return None if np.all(f == 1) else np.asarray(f, dtype=float)
