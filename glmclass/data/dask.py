@@ -17,6 +17,7 @@ Models then read the parts through :class:`~glmclass.rows.dask.DaskBlocks`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import dataclass, field, replace
@@ -30,7 +31,8 @@ from dask import delayed
 from ..formula.incremental import PartitionDesign, learn_design
 from ..rows.blocks import add
 from ..rows.dask import _literal
-from .model_data import ModelData, fold_rows
+from .model_data import ModelData
+from .pieces import fold_part
 
 #: ``"auto"``: persist the parts when they take under half the cluster's (or this machine's
 #: available) memory; True / False force it. Also set by the environment variable
@@ -412,61 +414,20 @@ class DaskModelData(ModelData):
                        exog_names=[n for n, k in zip(self.exog_names, keep, strict=True) if k],
                        intercept_index=None, feature_mask=keep, parts=parts, facts=facts)
 
-    def column(self, name) -> np.ndarray:
-        """Values of column ``name`` of the Dask DataFrame the formula was evaluated on, for
-        the rows used, in row order (one pass over that column's partitions)."""
-        if self.frame is None:
-            raise ValueError(f"column {name!r}: the model was not built from a formula on a "
-                             "DataFrame; pass the values as an array with one per row")
-        pieces = [delayed(_column_part, pure=True)(c, p, name)
-                  for c, p in zip(self.frame[name].to_delayed(), self.parts, strict=True)]
-        values = dask.compute(*pieces)
-        return np.concatenate(values) if values else np.empty(0)
-
     def reduce_rows(self, fn, zero, rows: int):
-        """:meth:`ModelData.reduce_rows` folded in each partition where it lives (its
-        DataFrame rows at the rows used, or its design rows on the array path); the partial
-        results are summed on the client."""
-        job = _literal((fn, zero, rows), "rows")
-        frames = (self.frame.to_delayed() if self.spec is not None and self.frame is not None
-                  else [None] * len(self.parts))
+        """:meth:`ModelData.reduce_rows`, each partition folded where it lives."""
         if self.spec is not None and self.frame is None:
-            raise ValueError("the rows of the fit's DataFrame are not available; refit the "
-                             "model on its data")
-        out = dask.compute(*[delayed(_fold_part, pure=False)(job, f, p)
+            raise ValueError("the rows of the fit's DataFrame are not available; refit")
+        frames = self.frame.to_delayed() if self.spec is not None else [None] * len(self.parts)
+        job = _literal((fn, zero, rows), "rows")
+        out = dask.compute(*[delayed(fold_part, pure=False)(job, f, p)
                              for f, p in zip(frames, self.parts, strict=True)])
-        acc = zero
-        for part in out:
-            acc = add(acc, part)
-        return acc
+        return functools.reduce(add, out, zero)
 
     def encoded(self, fn, *args) -> tuple:
         """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.rows.dask.DaskBlocks`:
         ``fn(part, *args)`` per partition (run where the partition lives)."""
         return tuple(delayed(fn, pure=False)(p, *args) for p in self.parts)
-
-
-def _rows_used(frame: pd.DataFrame | pd.Series, index, what: str):
-    """The rows of a partition's ``frame`` that its part uses (matched by label)."""
-    if len(index) == len(frame) and frame.index.equals(pd.Index(index)):
-        return frame
-    if not frame.index.is_unique:
-        raise ValueError(f"{what}: a partition has duplicate row labels, so the rows the model "
-                         "uses cannot be matched to it; reset_index() the DataFrame before "
-                         "building the model")
-    return frame.loc[index]
-
-
-def _fold_part(job: tuple, frame, part: tuple):
-    fn, zero, rows = job
-    X, _, arrays, index = part
-    raw = X if frame is None else _rows_used(frame, index, "the model's rows")
-    return fold_rows(raw, X, arrays.get("offset"), arrays.get("freq_weights"), fn, zero, rows)
-
-
-def _column_part(column: pd.Series, part: tuple, name) -> np.ndarray:
-    """A partition's values of ``column`` at the rows its part uses (matched by label)."""
-    return _rows_used(column, part[3], f"column {name!r}").to_numpy()
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
@@ -635,5 +596,4 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
              for i, f in enumerate(delayed_frames)]
     p = len(recipe.column_names)
     nbytes = float(n_seen[0] if n_seen else 0) * frame.npartitions * (p + 4) * 8.0
-    return _finish(parts, recipe.column_names, lhs, recipe, formula, missing, nbytes,
-                   frame=data)
+    return _finish(parts, recipe.column_names, lhs, recipe, formula, missing, nbytes, data)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
@@ -25,7 +24,7 @@ from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.parse import quote
 from ..formula.spec import SpecBase
-from ..rows.blocks import add
+from .pieces import reduce_model_rows
 
 #: Per-row arguments that name a column of ``data`` on the formula path and are evaluated on new
 #: data at prediction time (as R does with ``offset=``); weights are taken from ``data`` once.
@@ -145,41 +144,11 @@ class ModelData:
     frame_columns: tuple | None = None
     exposure: bool = False
 
-    def column(self, name) -> np.ndarray:
-        """Values of column ``name`` of the DataFrame the formula was evaluated on, for the
-        rows used (e.g. cluster labels named by column)."""
-        if self.frame is None:
-            raise ValueError(f"column {name!r}: the model was not built from a formula on a "
-                             "DataFrame; pass the values as an array with one per row")
-        return self.rows_given(self.frame[name].to_numpy(), f"column {name!r}")
-
     @property
     def nrows(self) -> int:
         return self.exog.shape[0]
 
-    def reduce_rows(self, fn: Callable, zero: Any, rows: int) -> Any:
-        """Fold ``fn(raw, X, offset, freq_weights)`` over pieces of the rows used and sum the
-        partial results (``rows.blocks.add``): ``raw`` the pieces' DataFrame rows (formula
-        path) or design rows (array path), X their design rows, offset and frequency weights
-        their values (0 and 1 when absent). For passes that rebuild designs from changed data
-        (marginal effects); a Dask adapter folds its partitions the same way.
-
-        Parameters
-        ----------
-        fn : callable
-        zero : object
-            The sum's identity (e.g. a tuple of zero arrays).
-        rows : int
-            Rows per piece.
-        """
-        raw = self.exog
-        if self.spec is not None:
-            if self.frame is None:
-                raise ValueError("the rows of the fit's DataFrame are not available (the data "
-                                 "were removed); refit the model on its data")
-            raw = self.frame if self.source_rows is None else self.frame.iloc[self.source_rows]
-        return fold_rows(raw, self.exog, self.arrays.get("offset"),
-                         self.arrays.get("freq_weights"), fn, zero, rows)
+    reduce_rows = reduce_model_rows  # sum fn(raw, X, offset, freq) over pieces of the rows used
 
     @cached_property
     def exog_index(self) -> pd.Index:
@@ -250,22 +219,6 @@ class ModelData:
             e = log_exposure(per_row(exposure, "exposure", n))
             off = e if off is None else off + e
         return X, (formula_off if off is None else off), index
-
-
-def fold_rows(raw, X: np.ndarray, offset, freq_weights, fn: Callable, zero: Any,
-              rows: int) -> Any:
-    """:meth:`ModelData.reduce_rows` over given rows (``raw`` a DataFrame or an array with
-    the rows of X, offset/freq_weights arrays or None)."""
-    n = X.shape[0]
-    acc = zero
-    for s in range(0, n, max(int(rows), 1)):
-        sl = slice(s, min(s + rows, n))
-        piece = raw.iloc[sl] if isinstance(raw, pd.DataFrame) else raw[sl]
-        off = np.zeros(sl.stop - s) if offset is None else np.asarray(offset[sl], dtype=float)
-        f = np.ones(sl.stop - s) if freq_weights is None else \
-            np.asarray(freq_weights[sl], dtype=float)
-        acc = add(acc, fn(piece, X[sl], off, f))
-    return acc
 
 
 def _by_label(frame: pd.DataFrame, labels: tuple) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..data.pieces import column_values
 from ..errors import one_of
 from ..likelihoods import Likelihood
 from ..numerics.covariance import COV_TYPES, covariance_from_rows, hat_values_of
@@ -160,7 +161,7 @@ def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[in
             cols = ", ".join(map(repr, list(frame.columns)[:20]))
             raise ValueError(f"cov_kwds['groups']: {absent[0]!r} is not a column of the data "
                              f"(columns: {cols})")
-        values = [data.column(c) for c in columns]
+        values = [column_values(data, c) for c in columns]
         names = tuple(columns)
     else:
         values, names = _arrays(data, groups)

@@ -151,3 +151,24 @@ def test_sandwich_and_margins_under_a_process_cluster(birthwt):
         assert rel(b.cov_params(), a.cov_params()) < TOL
         assert rel(b_cl.cov_params(), a_cl.cov_params()) < TOL
         assert rel(b.get_margeff().margeff_se, a.get_margeff().margeff_se) < TOL
+
+
+def test_cluster_labels_with_duplicate_row_labels_and_dropped_rows(birthwt):
+    """Rows dropped for missing values are matched to the cluster column by row label: with
+    duplicate labels that cannot be done, and the error says what to do."""
+    df = birthwt.copy()
+    df.index = np.arange(len(df)) // 2  # sorted, duplicated labels
+    df.loc[df.index[10], "age"] = np.nan
+    ddf = dd.from_pandas(df, npartitions=4)
+    with pytest.raises(ValueError, match="duplicate row labels.*reset_index"):
+        gc.Logit.from_formula(FORMULA, ddf).fit(cov_type="cluster",
+                                                 cov_kwds={"groups": "clinic"})
+    # without dropped rows every row is used and duplicates do not matter
+    ok = dd.from_pandas(df.dropna(subset=["age"]), npartitions=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = gc.Logit.from_formula(FORMULA, ok).fit(cov_type="cluster",
+                                                   cov_kwds={"groups": "clinic"})
+        a = gc.Logit.from_formula(FORMULA, df).fit(cov_type="cluster",
+                                                   cov_kwds={"groups": "clinic"})
+    assert rel(b.cov_params(), a.cov_params()) < TOL
