@@ -150,9 +150,13 @@ class MultinomialLikelihood(Likelihood):
         return W * np.asarray(block.weights, dtype=float)[:, None, None]
 
     def mean_eta(self, eta: np.ndarray) -> np.ndarray:
-        """Probabilities of the K levels in fit order (reference first), (r, K)."""
-        _, prob, p0 = softmax_parts(eta)
-        return np.column_stack([p0, prob])
+        """Probabilities of the K levels in fit order (reference first), (r, K): the softmax
+        of ``[0, eta]`` shifted by its row maximum (the sum taken over all K columns, as the
+        marginal effects always have)."""
+        full = np.column_stack([np.zeros(eta.shape[0]), eta])
+        full -= full.max(axis=1, keepdims=True)
+        e = np.exp(full)
+        return e / e.sum(axis=1, keepdims=True)
 
     def mean_eta_jacobian(self, eta: np.ndarray) -> np.ndarray:
         """J[i, k, j] = p_k (delta_{k, j+1} - p_{j+1})."""
