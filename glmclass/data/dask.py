@@ -19,6 +19,7 @@ Models then read the parts through :class:`~glmclass.rows.dask.DaskBlocks`.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, replace
 
@@ -30,10 +31,12 @@ from dask import delayed
 
 from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, learn_design
+from ..rows.blocks import add
 from ..rows.dask import _literal
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
+from .pieces import fold_part
 
 #: ``"auto"``: persist the parts when they take under half the cluster's (or this machine's
 #: available) memory; True / False force it. Also set by the environment variable
@@ -82,7 +85,7 @@ def persist_budget(nbytes: float) -> bool:
 
 
 def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula, missing,
-            nbytes: float, exposure: bool = False) -> DaskModelData:
+            nbytes: float, exposure: bool = False, frame=None) -> DaskModelData:
     """Persist (if it fits), compute the facts, and wrap the parts."""
     parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
     drops = [delayed(_get, pure=True)(pd_, 1) for pd_ in parts_and_drops]
@@ -108,7 +111,7 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
                   if k in facts.arrays else None) for k in _ARRAY_ARGS}
     return DaskModelData(exog, list(names), None, endog_name, DaskIndex(parts, facts),
                          arrays, recipe.spec() if recipe is not None else None,
-                         facts.n_dropped, formula, icpt, None, parts=tuple(parts),
+                         facts.n_dropped, formula, icpt, None, frame=frame, parts=tuple(parts),
                          facts=facts, recipe=recipe, persisted=persisted, exposure=exposure)
 
 
@@ -202,6 +205,16 @@ class DaskModelData(ModelData):
         return replace(self, exog=lazy_column(parts, facts.lengths, 0, (len(cols),), float),
                        exog_names=[n for n, k in zip(self.exog_names, keep, strict=True) if k],
                        intercept_index=None, feature_mask=keep, parts=parts, facts=facts)
+
+    def reduce_rows(self, fn, zero, rows: int):
+        """:meth:`ModelData.reduce_rows`, each partition folded where it lives."""
+        if self.spec is not None and self.frame is None:
+            raise ValueError("the rows of the fit's DataFrame are not available; refit")
+        frames = self.frame.to_delayed() if self.spec is not None else [None] * len(self.parts)
+        job = _literal((fn, zero, rows), "rows")
+        out = dask.compute(*[delayed(fold_part, pure=False)(job, f, p)
+                             for f, p in zip(frames, self.parts, strict=True)])
+        return functools.reduce(add, out, zero)
 
     def encoded(self, fn, *args) -> tuple:
         """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.rows.dask.DaskBlocks`:
@@ -385,4 +398,4 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     p = len(recipe.column_names)
     nbytes = float(n_seen[0] if n_seen else 0) * frame.npartitions * (p + 4) * 8.0
     return _finish(parts, recipe.column_names, recipe.endog_name, recipe, formula, missing,
-                   nbytes, named_exposure or arrays.get("exposure") is not None)
+                   nbytes, named_exposure or arrays.get("exposure") is not None, frame=data)

@@ -24,6 +24,7 @@ from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.spec import SpecBase
 from .offsets import PREDICTED_BY_NAME, check_exposure, fold_exposure, named_columns
+from .pieces import reduce_model_rows
 
 
 def is_dask(obj: Any) -> bool:
@@ -142,6 +143,8 @@ class ModelData:
     @property
     def nrows(self) -> int:
         return self.exog.shape[0]
+
+    reduce_rows = reduce_model_rows  # sum fn(raw, X, offset, freq) over pieces of the rows used
 
     @cached_property
     def exog_index(self) -> pd.Index:

@@ -147,6 +147,11 @@ class MNLogit(Model):
         """Number of response levels."""
         return len(self._fit_levels)
 
+    def blocks(self, keep: np.ndarray | None = None) -> RowBlocks:
+        """The rows (the ``keep`` columns of the design) with the response codes (0: the
+        reference level) and the frequency weights, in memory or in Dask partitions."""
+        return self._blocks(keep)
+
     def _blocks(self, keep: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
         """Rows (the kept columns) with the codes as response and the frequency weights;
         ``objective``: blocks sized for the multinomial deviance, whose per-row temporaries are

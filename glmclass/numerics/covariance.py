@@ -36,10 +36,15 @@ clustering. *J. Bus. Econ. Stat.* 29(2), 238-249.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from ..rows.blocks import ArrayBlocks, block_rows
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows
 from ..rows.gram import weighted_gram
+
+#: A per-block piece of the sandwich: ``fn(block) -> ndarray`` with one entry (or row) per row.
+PerBlock = Callable[[Block], np.ndarray]
 
 #: The covariance types :func:`covariance` computes.
 COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster")
@@ -164,6 +169,114 @@ def covariance(
     cov = bread @ meat @ bread
     cov = cov / 2.0 + cov.T / 2.0
     return _clip_negative_eigenvalues(cov) if fix else cov
+
+
+def covariance_from_rows(
+    bread: np.ndarray,
+    rows: RowBlocks,
+    scores: PerBlock,
+    cov_type: str,
+    *,
+    nobs: float,
+    hat: PerBlock | None = None,
+    freq_weights: PerBlock | None = None,
+    groups: np.ndarray | None = None,
+    use_correction: bool = True,
+    fix: bool = False,
+) -> np.ndarray:
+    """:func:`covariance` with the per-row pieces computed block by block over a row source.
+
+    The meat of HC0-HC3 is one reduce over ``rows``: each block contributes
+    ``sum_i c_i s_i s_i'`` (k x k), with its scores, hat values and frequency weights computed
+    from the block itself, so nothing of length N is formed and an out-of-core source (Dask
+    partitions) is summed where its rows live. Clustered types map the scores per row (the
+    cluster sums need each row's label, which the blocks do not carry) and sum them by
+    cluster as :func:`covariance` does.
+
+    Parameters
+    ----------
+    bread : ndarray of shape (k, k)
+        As :func:`covariance`.
+    rows : RowBlocks
+        The rows of the fit (every row, zero-weight rows included: their scores are 0).
+    scores : callable
+        ``scores(block) -> (r, k)``: the block's per-row score contributions (prior weights
+        included, no dispersion).
+    cov_type : {"HC0", "HC1", "HC2", "HC3", "cluster"}
+    nobs : float
+        Number of observations n of the HC1 and cluster corrections.
+    hat : callable, optional
+        ``hat(block) -> (r,)``: hat values; required by HC2 and HC3.
+    freq_weights : callable, optional
+        ``freq_weights(block) -> (r,)``; None when every row stands for one observation.
+    groups : ndarray of shape (n_rows,) or (n_rows, 2), optional
+        Cluster labels of the rows, in row order ("cluster" only).
+    use_correction, fix : bool
+        As :func:`covariance`.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+
+    Raises
+    ------
+    ValueError
+        As :func:`covariance`; a hat value of 1 names the row by its position in ``rows``.
+    """
+    if cov_type not in COV_TYPES or cov_type == "nonrobust":
+        raise ValueError(f"covariance_from_rows: cov_type must be one of {COV_TYPES[1:]}, got "
+                         f"{cov_type!r}; 'nonrobust' is scale * bread")
+    bread = np.asarray(bread, dtype=float)
+    k = bread.shape[0]
+    if cov_type != "cluster":
+        _reject_cluster_options(cov_type, groups, use_correction, fix)
+    if cov_type in ("HC2", "HC3") and hat is None:
+        raise ValueError(f"covariance_from_rows: cov_type={cov_type!r} needs the hat values; "
+                         "pass hat=, a function of a block")
+    n = _check_nobs(nobs, float("nan"))
+    if cov_type == "cluster":
+        s = np.asarray(rows.map(scores), dtype=float)
+        f = None if freq_weights is None else np.asarray(rows.map(freq_weights), dtype=float)
+        return covariance(bread, _check_scores(s, k, cov_type), "cluster", groups=groups,
+                          freq_weights=f, nobs=n, use_correction=use_correction, fix=fix)
+
+    def part(b: Block) -> np.ndarray:
+        sb = scores(b)
+        r = sb.shape[0]
+        f = None if freq_weights is None else np.asarray(freq_weights(b), dtype=float)
+        try:
+            c = _hc_weights(cov_type, None if hat is None else hat(b), f, r)
+        except ValueError as exc:  # name the rows by their position in the source
+            raise ValueError(str(exc).replace("(rows ", f"(rows of the block at {b.start}: ")
+                             ) from None
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below
+            return sb.T @ (sb * c[:, None])
+
+    meat = rows.reduce(part, np.zeros((k, k)))
+    if not np.all(np.isfinite(meat)):
+        raise ValueError("covariance: the meat sum_i c_i s_i s_i' is not finite: the scores "
+                         "overflowed on some row, or are too large to square in double "
+                         "precision")
+    if cov_type == "HC1":
+        meat = meat * (n / _residual_df(n, k, cov_type))
+    cov = bread @ meat @ bread
+    return cov / 2.0 + cov.T / 2.0
+
+
+def hat_values_of(X: np.ndarray, weights: np.ndarray, bread: np.ndarray) -> np.ndarray:
+    """Hat values ``w_i x_i' B x_i`` of one block's rows (see :func:`hat_values`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (r, k)
+    weights : ndarray of shape (r,)
+    bread : ndarray of shape (k, k)
+
+    Returns
+    -------
+    ndarray of shape (r,)
+    """
+    return np.einsum("ij,ij->i", X @ bread, X) * weights
 
 
 def hat_values(X: np.ndarray, weights: np.ndarray, bread: np.ndarray,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GlmclassWarning
+from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
@@ -22,7 +23,7 @@ from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
-from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
+from .robust import NONROBUST, CovSpec, glm_freq_per_block, sandwich_over_rows
 from .terms import wald_test_terms
 from .tidy import TidyMixin
 
@@ -176,10 +177,15 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         spec = self.cov_spec
         if not spec.robust:
             return covariance(self._bread, None, "nonrobust", scale=self.scale)
-        m = self.model
-        hat = self.hat_matrix_diag.to_numpy() if spec.cov_type in ("HC2", "HC3") else None
-        return sandwich(self._bread, self._scores(), spec, hat=hat,
-                        freq_weights=freq_or_none(m.freq_weights), nobs=self.nobs)
+        m, keep, fit = self.model, self._keep, self._fit
+        hat_bread = None
+        if spec.cov_type in ("HC2", "HC3"):  # R's hatvalues: the Fisher information
+            hat_bread = spd_inverse(m.problem.information(fit.coef, keep, False, fit.gram,
+                                                          fit.information))
+        return sandwich_over_rows(self._bread, m.problem.blocks().take_columns(keep),
+                                  likelihood_of(m), fit.coef[keep], spec, nobs=self.nobs,
+                                  hat_bread=hat_bread,
+                                  freq_weights=glm_freq_per_block(m.problem))
 
     def _scores(self) -> np.ndarray:
         """Per-row scores on the estimable columns, (n_obs, rank): ``score_obs()`` without the

@@ -21,6 +21,12 @@ of a multinomial logit):
   observed and the design rows averaged (for indicator columns: the level proportions, as
   Stata's ``atmeans``).
 
+Every sum over rows is a reduce over the rows of the fit
+(:meth:`glmclass.data.model_data.ModelData.reduce_rows`: slices of the formula's DataFrame in
+memory, each partition where it lives on Dask), and F, its Jacobian and its second derivative
+come from the model's likelihood (:mod:`glmclass.likelihoods`), so the same code serves every
+model kind and both kinds of data.
+
 Standard errors by the delta method ``G V G'``, with V the covariance the fit reports and G
 the exact gradient of the effects in the coefficients (second derivatives of F included).
 Array models have one variable per design column (the constant excluded), as statsmodels.
@@ -39,7 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..formula.design import _referenced_columns
+from ..formula.parse import names_in, parse
+from ..likelihoods import likelihood_of
 from ..rows.blocks import block_rows
 from ..summary import Summary
 from .base import num
@@ -136,6 +143,13 @@ class MarginalEffects:
 # --- what varies ------------------------------------------------------------------------------
 
 
+def columns_of(code: str, frame: pd.DataFrame) -> list:
+    """Columns of ``frame`` that the formula code ``code`` uses (identifiers and ``Q('...')``
+    quoting)."""
+    names = names_in(parse(code, list(frame.columns)).codes)
+    return [c for c in frame.columns if str(c) in names]
+
+
 def _variables(spec, frame: pd.DataFrame) -> tuple[list[str], dict[str, tuple]]:
     """Data columns of the right-hand side in order of appearance: every one, and the
     categorical ones with (categories, reference, labels of the levels)."""
@@ -144,7 +158,7 @@ def _variables(spec, frame: pd.DataFrame) -> tuple[list[str], dict[str, tuple]]:
     for term in info.terms:
         for sub in info.term_codings[term]:
             for factor in sub.factors:
-                cols = _referenced_columns(factor.code, frame)
+                cols = columns_of(factor.code, frame)
                 order += [c for c in cols if c not in order]
                 finfo = info.factor_infos[factor]
                 if finfo.type != "categorical":
@@ -207,13 +221,14 @@ def formula_effects(spec, frame: pd.DataFrame, dummy: bool) -> list[Effect]:
     return out
 
 
-def array_effects(data, dummy: bool) -> list[Effect]:
-    """One effect per design column except the constant, as statsmodels."""
+def array_effects(data, dummy: bool, distinct: dict | None = None) -> list[Effect]:
+    """One effect per design column except the constant, as statsmodels; ``distinct``: the
+    distinct values of each column (:func:`distinct_values`), read for ``dummy``."""
     out = []
     for j, name in enumerate(data.exog_names):
         if j == data.intercept_index:
             continue
-        binary = dummy and _binary(data.exog[:, j])
+        binary = dummy and _binary(np.asarray(distinct[j], dtype=float))
         out.append(Effect(name, j, binary, 1.0 if binary else None, 0.0 if binary else None))
     return out
 
@@ -287,65 +302,85 @@ class ArrayDesigns:
         return out
 
 
-# --- the mean of the response as a function of the linear predictors --------------------------
+# --- distinct values of the variables, over the rows ---------------------------------------------
+
+#: Distinct values kept per numeric column: enough to tell 0/1 columns and expressions of a
+#: column inside a categorical term (the labels of categorical columns are all kept).
+NUMERIC_DISTINCT = 64
 
 
-class GLMMean:
-    """F(eta) = g^-1(eta): one output, one linear predictor."""
+class Distinct:
+    """Distinct values of some columns, merged over pieces of rows (``a + b``)."""
 
-    def __init__(self, link) -> None:
-        self.link = link
+    def __init__(self, values: dict, dtypes: dict) -> None:
+        self.values, self.dtypes = values, dtypes
 
-    def value(self, eta: np.ndarray) -> np.ndarray:
-        return self.link.inverse(eta)
+    def __add__(self, other: Distinct) -> Distinct:
+        values = dict(self.values)
+        for key, v in other.values.items():
+            if key in values:
+                both = np.concatenate([np.asarray(values[key], dtype=object),
+                                       np.asarray(v, dtype=object)])
+                v = _capped(pd.unique(both), other.dtypes[key])
+            values[key] = v
+        return Distinct(values, {**self.dtypes, **other.dtypes})
 
-    def jac(self, eta: np.ndarray) -> np.ndarray:
-        """(n, M, K1) = (n, 1, 1)."""
-        return self.link.mu_eta(eta)[:, :, None]
+    __radd__ = __add__
 
-    def hess_dot(self, eta: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        """sum_l d2F_m / deta_j deta_l delta_l, shape (n, 1, 1)."""
-        return (self.link.mu_eta2(eta) * delta)[:, :, None]
+    def frame(self) -> pd.DataFrame:
+        """One column per variable holding its distinct values (padded by repeating the
+        first), in its dtype: what the effect detection reads of the data."""
+        n = max((len(v) for v in self.values.values()), default=0)
+        cols = {}
+        for key, v in self.values.items():
+            pad = np.resize(np.asarray(v, dtype=object), n) if len(v) else np.full(n, np.nan)
+            cols[key] = pd.Series(pad, dtype=self.dtypes[key])
+        return pd.DataFrame(cols)
 
 
-class SoftmaxMean:
-    """F(eta) = softmax([0, eta]) in fit order (reference first)."""
+def _capped(values: np.ndarray, dtype) -> np.ndarray:
+    numeric = getattr(dtype, "kind", "O") in "iufb"
+    return values[:NUMERIC_DISTINCT] if numeric else values
 
-    def value(self, eta: np.ndarray) -> np.ndarray:
-        full = np.column_stack([np.zeros(eta.shape[0]), eta])
-        full -= full.max(axis=1, keepdims=True)
-        e = np.exp(full)
-        return e / e.sum(axis=1, keepdims=True)
 
-    def jac(self, eta: np.ndarray) -> np.ndarray:
-        """J[n, k, j] = p_k (delta_k,j+1 - p_j+1)."""
-        p = self.value(eta)
-        J = -p[:, :, None] * p[:, None, 1:]
-        J[:, 1:, :] += p[:, 1:, None] * np.eye(eta.shape[1])[None]
-        return J
+def distinct_values(data, columns: list | None) -> Distinct:
+    """Distinct values of the formula's ``columns`` (or of every design column), one pass of
+    :meth:`~glmclass.data.model_data.ModelData.reduce_rows`."""
 
-    def hess_dot(self, eta: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        """d/deta_j of (J delta)_k = J_kj (delta_k - dbar) - p_k p_j (delta_j - dbar)."""
-        p = self.value(eta)
-        J = self.jac(eta)
-        full = np.column_stack([np.zeros(delta.shape[0]), delta])
-        dbar = np.sum(p * full, axis=1)
-        dev = full - dbar[:, None]  # (n, K)
-        return J * dev[:, :, None] - p[:, :, None] * (p[:, 1:] * dev[:, 1:])[:, None, :]
+    def piece(raw, X, off, f) -> Distinct:
+        if columns is None:
+            return Distinct({j: _capped(pd.unique(X[:, j]), X.dtype) for j in range(X.shape[1])},
+                            {j: X.dtype for j in range(X.shape[1])})
+        return Distinct({c: _capped(pd.unique(raw[c]), raw[c].dtype) for c in columns},
+                        {c: raw[c].dtype for c in columns})
+
+    return data.reduce_rows(piece, Distinct({}, {}), block_rows(8))
+
+
+def _formula_columns(spec, names) -> list:
+    """The data columns the right-hand side reads (any factor of any term)."""
+    probe = pd.DataFrame(columns=list(names))
+    info = spec.design_info
+    out: list = []
+    for term in info.terms:
+        for sub in info.term_codings[term]:
+            for factor in sub.factors:
+                out += [c for c in columns_of(factor.code, probe) if c not in out]
+    return out
 
 
 # --- the effects and their gradients ----------------------------------------------------------
 
 
-def _derivative(mean_fn, B, X, D, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
+def _derivative(lik, B, X, D, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
     """sum_i w_i dF(eta_i)/dv (or d log F / dv) and its gradient in B, (M,) and (M, K1 r)."""
-    eta = X @ B + off[:, None]
+    eta = lik.linear_predictor(X, B, off)
     delta = D @ B
-    J = mean_fn.jac(eta)
-    Hd = mean_fn.hess_dot(eta, delta)
+    J = lik.mean_eta_jacobian(eta)
+    Hd = lik.mean_eta_hess_dot(eta, delta)
     m = np.einsum("nmj,nj->nm", J, delta)
     if ey:
-        F = mean_fn.value(eta)[:, :, None]
+        F = lik.mean_eta(eta)[:, :, None]
         Hd = Hd / F - m[:, :, None] * J / F**2
         J = J / F
         m = m / F[:, :, 0]
@@ -354,12 +389,12 @@ def _derivative(mean_fn, B, X, D, off, w, ey: bool) -> tuple[np.ndarray, np.ndar
     return w @ m, grad.reshape(grad.shape[0], -1)
 
 
-def _discrete(mean_fn, B, X_level, X_ref, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
+def _discrete(lik, B, X_level, X_ref, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
     """sum_i w_i [T(F(X_level B)) - T(F(X_ref B))], T = identity or log, and its gradient."""
     value, grad = 0.0, 0.0
     for X, sign in ((X_level, 1.0), (X_ref, -1.0)):
-        eta = X @ B + off[:, None]
-        F, J = mean_fn.value(eta), mean_fn.jac(eta)
+        eta = lik.linear_predictor(X, B, off)
+        F, J = lik.mean_eta(eta), lik.mean_eta_jacobian(eta)
         if ey:
             with np.errstate(divide="ignore"):
                 J, F = J / F[:, :, None], np.log(F)
@@ -369,132 +404,152 @@ def _discrete(mean_fn, B, X_level, X_ref, off, w, ey: bool) -> tuple[np.ndarray,
     return value, grad
 
 
-def _rows(source, sl: slice):
-    return source.iloc[sl] if isinstance(source, pd.DataFrame) else source[sl]
+def _numeric(designs, distinct: pd.DataFrame, v) -> bool:
+    return isinstance(designs, ArrayDesigns) or distinct[v].dtype.kind in "biuf"
 
 
-def _means(source, effects: list[Effect], designs, w: np.ndarray) -> dict:
-    """Weighted means of the numeric variables (categorical ones stay as observed)."""
-    out = {}
+def _mean_variables(effects: list[Effect], designs, distinct) -> list:
+    """The numeric variables set to their means by ``at="mean"`` (categorical ones stay as
+    observed)."""
+    out: list = []
     for eff in effects:
         v = eff.variable
-        if v in out:
-            continue
-        if isinstance(designs, ArrayDesigns) or source[v].dtype.kind in "biuf":
-            if not eff.discrete or eff.ref == 0:
-                out[v] = float(w @ designs.value(source, v))
+        if v not in out and _numeric(designs, distinct, v) and (not eff.discrete
+                                                                or eff.ref == 0):
+            out.append(v)
     return out
 
 
 def get_margeff(res, at: str = "overall", method: str = "dydx",
                 dummy: bool = False) -> MarginalEffects:
-    """Marginal effects of a GLM-type or multinomial fit (see the module docstring)."""
+    """Marginal effects of a GLM-type or multinomial fit (see the module docstring): sums
+    over the rows of the fit, piece by piece (:meth:`ModelData.reduce_rows`), with the mean
+    and its derivatives from the model's likelihood."""
     if at not in ATS:
         raise ValueError(f"at must be 'overall' or 'mean', got {at!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not isinstance(dummy, (bool, np.bool_)):
         raise ValueError(f"dummy must be True or False, got {dummy!r}")
-    m, keep = res.model, res._keep
+    m = res.model
     data = m.data
-    multi = isinstance(res.params, pd.DataFrame)
-    B = res.params.to_numpy()[keep]
-    B = B if multi else B[:, None]
-    mean_fn = SoftmaxMean() if multi else GLMMean(m.family.link)
+    lik = likelihood_of(m)
+    P = np.asarray(res.params, dtype=float).reshape(len(data.exog_names), -1)
+    keep = ~np.isnan(P).any(axis=1)
+    B = P[keep]
     if data.spec is not None:
-        source, designs = data.spec._rebuild, FormulaDesigns(data.spec, keep)
-        effects = formula_effects(data.spec, source, dummy)
+        columns = _formula_columns(data.spec, _column_labels(data))
+        distinct = distinct_values(data, columns).frame()
+        designs = FormulaDesigns(data.spec, keep)
+        effects = formula_effects(data.spec, distinct, dummy)
     else:
-        source, designs = data.exog, ArrayDesigns(keep)
-        effects = array_effects(data, dummy)
+        distinct = distinct_values(data, None).values if dummy else None
+        designs = ArrayDesigns(keep)
+        effects = array_effects(data, dummy, distinct)
     if not effects:
         raise ValueError("get_margeff: the model has no variables besides the intercept")
-    f = np.asarray(m.freq_weights, dtype=float)
-    w = f / f.sum()
     ey, ex = method.startswith("ey"), method.endswith("ex")
     if at == "mean":
-        values, grads = _at_mean(source, designs, effects, mean_fn, B, m.offset, w, ey, ex)
+        values, grads = _at_mean(data, designs, effects, lik, B, ey, ex, distinct)
     else:
-        values, grads = _overall(source, designs, effects, mean_fn, B, m, w, ey, ex)
-    return _assemble(res, effects, values, grads, at, method, bool(dummy), multi)
+        values, grads = _overall(data, designs, effects, lik, B, ey, ex)
+    return _assemble(res, lik, keep, effects, values, grads, at, method, bool(dummy))
 
 
-def _overall(source, designs, effects, mean_fn, B, model, w, ey, ex):
-    """Average of the per-row effects, accumulated over blocks of rows."""
-    keep = designs.keep
-    n, size = model.exog.shape[0], block_rows(4 * keep.size)
-    values = [0.0] * len(effects)
-    grads = [0.0] * len(effects)
-    for s in range(0, n, size):
-        sl = slice(s, min(s + size, n))
-        rows, wc, off = _rows(source, sl), w[sl], np.asarray(model.offset[sl], dtype=float)
-        X = model.exog[sl][:, keep]
-        refs = {}
-        for i, eff in enumerate(effects):
+def _column_labels(data) -> list:
+    """The column labels of the formula's DataFrame (pandas or Dask)."""
+    if data.frame is not None:
+        return list(data.frame.columns)
+    return list(data.spec.columns)
+
+
+def _overall(data, designs, effects, lik, B, ey, ex):
+    """Average of the per-row effects: one reduce over the rows, each piece's weighted sums."""
+    k = designs.keep.size
+
+    def piece(rows, X_all, off, f) -> tuple:
+        X = X_all[:, designs.keep]
+        refs: dict = {}
+        out = []
+        for eff in effects:
             v = eff.variable
             if eff.discrete:
                 if (v, eff.ref) not in refs:
                     refs[v, eff.ref] = designs.build(designs.setting(rows, v, eff.ref))
                 X_level = designs.build(designs.setting(rows, v, eff.level))
-                val, grad = _discrete(mean_fn, B, X_level, refs[v, eff.ref], off, wc, ey)
+                out.append(_discrete(lik, B, X_level, refs[v, eff.ref], off, f, ey))
             else:
-                scale = wc * designs.value(rows, v) if ex else wc
-                val, grad = _derivative(mean_fn, B, X, designs.derivative(rows, v), off, scale,
-                                        ey)
-            values[i] = values[i] + val
-            grads[i] = grads[i] + grad
-    return values, grads
+                scale = f * designs.value(rows, v) if ex else f
+                out.append(_derivative(lik, B, X, designs.derivative(rows, v), off, scale, ey))
+        return (float(f.sum()), tuple(out))
+
+    M, G = lik.n_outputs, B.size
+    zero = (0.0, tuple((np.zeros(M), np.zeros((M, G))) for _ in effects))
+    total, sums = data.reduce_rows(piece, zero, block_rows(4 * k))
+    return [v / total for v, _ in sums], [g / total for _, g in sums]
 
 
-def _at_mean(source, designs, effects, mean_fn, B, offset, w, ey, ex):
-    """Effects at one averaged design row (numeric variables at their means)."""
-    means = _means(source, effects, designs, w)
-    n = w.size
-    size = block_rows(4 * designs.keep.size)
-    acc: dict = {}
+def _at_mean(data, designs, effects, lik, B, ey, ex, distinct):
+    """Effects at one averaged design row (numeric variables at their means): one reduce for
+    the means, one for the averaged design rows."""
+    k = designs.keep.size
+    size = block_rows(4 * k)
+    names = _mean_variables(effects, designs, distinct)
 
-    def add(key, block_design, wc):
-        acc[key] = acc.get(key, 0.0) + wc @ block_design
+    def sums(rows, X, off, f) -> tuple:
+        return (float(f.sum()), float(f @ off),
+                np.array([f @ designs.value(rows, v) for v in names]))
 
-    for s in range(0, n, size):
-        sl = slice(s, min(s + size, n))
-        rows, wc = designs.at_means(_rows(source, sl), means), w[sl]
-        add("X", designs.build(rows), wc)
-        for eff in effects:
-            v = eff.variable
-            if eff.discrete:
-                for value in (eff.level, eff.ref):
-                    if (v, value) not in acc:
-                        add((v, value), designs.build(designs.setting(rows, v, value)), wc)
+    total, off_sum, value_sums = data.reduce_rows(sums, (0.0, 0.0, np.zeros(len(names))), size)
+    means = dict(zip(names, (value_sums / total).tolist(), strict=True))
+    keys: list = [("X",)]  # ("X",), ("set", v, value) or ("d", v)
+    for eff in effects:
+        v = eff.variable
+        for key in ([("set", v, eff.level), ("set", v, eff.ref)] if eff.discrete
+                    else [("d", v)]):
+            if key not in keys:
+                keys.append(key)
+
+    def designs_at(rows, X, off, f) -> tuple:
+        rows = designs.at_means(rows, means)
+        out = []
+        for key in keys:
+            if key[0] == "X":
+                out.append(f @ designs.build(rows))
+            elif key[0] == "d":
+                out.append(f @ designs.derivative(rows, key[1]))
             else:
-                add(("d", v), designs.derivative(rows, v), wc)
-    one, off = np.ones(1), np.array([float(w @ np.asarray(offset, dtype=float))])
-    X = acc["X"][None, :]
+                out.append(f @ designs.build(designs.setting(rows, key[1], key[2])))
+        return tuple(out)
+
+    acc = data.reduce_rows(designs_at, tuple(np.zeros(k) for _ in keys), size)
+    acc = {key: a / total for key, a in zip(keys, acc, strict=True)}
+    one, off = np.ones(1), np.array([off_sum / total])
+    X = acc["X",][None, :]
     values, grads = [], []
     for eff in effects:
         v = eff.variable
         if eff.discrete:
-            val, grad = _discrete(mean_fn, B, acc[v, eff.level][None, :], acc[v, eff.ref][None, :],
-                                  off, one, ey)
+            val, grad = _discrete(lik, B, acc["set", v, eff.level][None, :],
+                                  acc["set", v, eff.ref][None, :], off, one, ey)
         else:
             scale = one * means[v] if ex else one
-            val, grad = _derivative(mean_fn, B, X, acc["d", v][None, :], off, scale, ey)
+            val, grad = _derivative(lik, B, X, acc["d", v][None, :], off, scale, ey)
         values.append(val)
         grads.append(grad)
     return values, grads
 
 
-def _assemble(res, effects, values, grads, at, method, dummy, multi) -> MarginalEffects:
+def _assemble(res, lik, keep, effects, values, grads, at, method, dummy) -> MarginalEffects:
     """Label the effects, and their covariance G V G' with the fit's covariance."""
     values = np.array([np.atleast_1d(v) for v in values])  # (E, M)
     G = np.array(grads)  # (E, M, K1 r)
     labels = [e.label for e in effects]
-    keep = res._keep
-    k1 = res.params.shape[1] if multi else 1
-    kept = np.flatnonzero(np.tile(keep, k1))
-    V = res._cov.to_numpy()[np.ix_(kept, kept)]
-    if multi:
-        order = res._natural_order  # fit order -> natural level order
+    kept = np.flatnonzero(np.tile(keep, lik.n_equations))  # equation-major
+    V = res.cov_params().to_numpy()[np.ix_(kept, kept)]
+    if lik.n_outputs > 1:  # one effect per level of the response
+        fit_order = [res.ref, *res.params.columns]
+        order = [fit_order.index(level) for level in res.levels]
         values, G = values[:, order], G[:, order, :]
         index = pd.MultiIndex.from_product([res.levels, labels], names=["level", "term"])
         values, G = values.T.ravel(), G.transpose(1, 0, 2).reshape(-1, G.shape[2])
@@ -504,12 +559,12 @@ def _assemble(res, effects, values, grads, at, method, dummy, multi) -> Marginal
         index = pd.Index(labels, name="term")
         values, G = values[:, 0], G[:, 0, :]
         kinds = [_kind(e) for e in effects]
-        quantile = stats.t(res.df_resid) if getattr(res, "_use_t", False) else stats.norm
+        quantile = stats.t(res.df_resid) if res.tvalues.name == "t" else stats.norm
     cov = G @ V @ G.T
     title = f"{type(res.model).__name__} Marginal Effects ({method}, at {at}; nobs = " \
             f"{num(res.nobs)})"
     return MarginalEffects(values, (cov + cov.T) / 2.0, index, kinds, at, method, dummy,
-                           quantile, title, getattr(res, "cov_type", "nonrobust"))
+                           quantile, title, res.cov_type)
 
 
 def _kind(effect: Effect) -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import GlmclassWarning
+from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
@@ -19,7 +20,7 @@ from .glm import METHOD_LABEL, gradient_note
 from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
-from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
+from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
 from .terms import wald_test_terms
 from .tidy import TidyMixin
 
@@ -153,8 +154,9 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
             cov = covariance(self._bread, None, "nonrobust")
         else:
             m = self.model
-            cov = sandwich(self._bread, self._scores(), self.cov_spec,
-                           freq_weights=freq_or_none(m.freq_weights), nobs=self.nobs)
+            cov = sandwich_over_rows(self._bread, m.blocks(self._keep), likelihood_of(m),
+                                     self._fit.coef, self.cov_spec, nobs=self.nobs,
+                                     freq_weights=freq_per_block(m.freq_weights))
         if self._keep.all():
             return cov
         kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms

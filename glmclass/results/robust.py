@@ -4,7 +4,8 @@ sandwich built from the pieces a results object has.
 :func:`cov_spec` checks the arguments once, before any fitting, and resolves cluster groups
 (an array, or column names of the DataFrame a formula was evaluated on) to one integer label
 per row the model uses: rows dropped for missing values are dropped from the groups too.
-:func:`sandwich` hands the pieces to :func:`glmclass.numerics.covariance.covariance`, the one
+:func:`sandwich_over_rows` hands a likelihood's per-block scores (and hat values) to
+:func:`glmclass.numerics.covariance.covariance_from_rows`, next to the one
 home of every covariance formula.
 
 The bread is the inverse of the information matrix the fit was asked for
@@ -22,14 +23,17 @@ Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances. *J. S
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from ..data.pieces import column_values
 from ..errors import one_of
-from ..numerics.covariance import COV_TYPES, covariance
+from ..likelihoods import Likelihood
+from ..numerics.covariance import COV_TYPES, covariance_from_rows, hat_values_of
+from ..rows.blocks import Block, RowBlocks
 
 #: Keys of ``cov_kwds`` each covariance type accepts.
 COV_KWDS = {"cluster": ("groups", "use_correction", "fix")}
@@ -157,7 +161,7 @@ def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[in
             cols = ", ".join(map(repr, list(frame.columns)[:20]))
             raise ValueError(f"cov_kwds['groups']: {absent[0]!r} is not a column of the data "
                              f"(columns: {cols})")
-        values = [_rows_used(data, frame[c].to_numpy(), f"column {c!r}") for c in columns]
+        values = [column_values(data, c) for c in columns]
         names = tuple(columns)
     else:
         values, names = _arrays(data, groups)
@@ -230,38 +234,107 @@ def _rows_used(data, values: np.ndarray, name: str) -> np.ndarray:
     return values
 
 
-def sandwich(bread: np.ndarray, scores: np.ndarray, spec: CovSpec, *,
-             hat: np.ndarray | None = None, freq_weights: np.ndarray | None = None,
-             nobs: float | None = None) -> np.ndarray:
-    """The robust covariance ``spec`` asks for, from the unscaled bread and per-row scores.
+def sandwich_over_rows(bread: np.ndarray, rows: RowBlocks, likelihood: Likelihood,
+                       coef: np.ndarray, spec: CovSpec, *, nobs: float,
+                       hat_bread: np.ndarray | None = None,
+                       freq_weights: Callable[[Block], np.ndarray] | None = None) -> np.ndarray:
+    """The robust covariance ``spec`` asks for, its meat a reduce over the rows of the fit.
+
+    Each block's scores (and, for HC2/HC3, hat values ``w_i x_i' H x_i`` with the
+    likelihood's Fisher weights) come from ``likelihood`` at ``coef``: the same code whether
+    the rows are in memory or in Dask partitions.
 
     Parameters
     ----------
     bread : ndarray of shape (k, k)
         Inverse information of the estimable parameters (no dispersion).
-    scores : ndarray of shape (n_obs, k)
-        Per-row score contributions with the prior weights and no dispersion.
+    rows : RowBlocks
+        Every row of the fit, the design restricted to the estimable columns.
+    likelihood : Likelihood
+    coef : ndarray
+        Estimable coefficients, equation-major (as ``bread``).
     spec : CovSpec
-        A robust type (not "nonrobust").
-    hat : ndarray of shape (n_obs,), optional
-        Leverages, for HC2/HC3.
-    freq_weights : ndarray of shape (n_obs,), optional
-        Frequency weights (None when all are 1).
-    nobs : float, optional
+        A robust type.
+    nobs : float
         Number of observations in the n/(n-k) corrections.
+    hat_bread : ndarray of shape (k, k), optional
+        Inverse Fisher information of the design's columns, for the hat values of HC2/HC3
+        (one-equation likelihoods only).
+    freq_weights : callable, optional
+        ``freq_weights(block) -> (r,)`` (:func:`freq_per_block`); None when all are 1.
 
     Returns
     -------
     ndarray of shape (k, k)
     """
-    return covariance(bread, scores, spec.cov_type,
-                      hat=hat if spec.cov_type in ("HC2", "HC3") else None,
-                      groups=spec.groups, freq_weights=freq_weights, nobs=nobs,
-                      use_correction=spec.use_correction, fix=spec.fix)
+    hat = None
+    if spec.cov_type in ("HC2", "HC3"):
+        if likelihood.n_equations != 1 or hat_bread is None:
+            raise ValueError(f"cov_type={spec.cov_type!r} needs one hat value per row: a "
+                             "one-equation likelihood and hat_bread")
+
+        def hat(b: Block) -> np.ndarray:
+            return hat_values_of(b.X, likelihood.weights(b, coef), hat_bread)
+
+    def scores(b: Block) -> np.ndarray:
+        return likelihood.score_obs(b, coef)
+
+    return covariance_from_rows(bread, rows, scores, spec.cov_type, nobs=nobs, hat=hat,
+                                freq_weights=freq_weights, groups=spec.groups,
+                                use_correction=spec.use_correction, fix=spec.fix)
+
+
+def freq_per_block(freq_weights, var_weights=None) -> Callable[[Block], np.ndarray] | None:
+    """The frequency weights of a block, given the model's per-row weights, or None when
+    every row stands for one observation.
+
+    A block's weights are the prior weights ``freq * var``: they are the frequency weights when
+    no variance weights were given. With both, in-memory weights are read at the block's
+    rows (positions in the full source).
+
+    Parameters
+    ----------
+    freq_weights, var_weights : ndarray of shape (n_obs,), lazy array, or None
+
+    Raises
+    ------
+    NotImplementedError
+        Both frequency and variance weights on rows that are not in memory.
+    """
+    if freq_weights is None:
+        return None
+    if isinstance(freq_weights, np.ndarray) and freq_or_none(freq_weights) is None:
+        return None
+    if var_weights is None or (isinstance(var_weights, np.ndarray)
+                               and freq_or_none(var_weights) is None):
+        return _block_weights
+    if not isinstance(freq_weights, np.ndarray):
+        raise NotImplementedError("a robust covariance with both freq_weights and var_weights "
+                                  "needs the rows in memory; fit on a pandas DataFrame, or "
+                                  "fold the variance weights into the response")
+    f = np.asarray(freq_weights, dtype=float)
+
+    def at(b: Block) -> np.ndarray:
+        return f[b.start:b.start + b.X.shape[0]]
+
+    return at
+
+
+def glm_freq_per_block(problem) -> Callable[[Block], np.ndarray] | None:
+    """:func:`freq_per_block` of a GLM problem: its frequency weights, and its variance
+    weights (binomial trials included) as given, in memory or not."""
+    given = problem.data.arrays
+    freq, var = problem.freq_weights, problem.var_weights
+    return freq_per_block(freq if isinstance(freq, np.ndarray) else given.get("freq_weights"),
+                          var if isinstance(var, np.ndarray) else given.get("var_weights"))
+
+
+def _block_weights(b: Block) -> np.ndarray:
+    return b.weights
 
 
 def freq_or_none(f: np.ndarray) -> np.ndarray | None:
-    """Frequency weights as :func:`sandwich` takes them: None when every weight is 1."""
+    """Frequency weights of in-memory rows: None when every weight is 1."""
     if f.strides == (0,) and f.size and f[0] == 1:
         return None
     return None if np.all(f == 1) else np.asarray(f, dtype=float)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..likelihoods.multinomial import softmax_parts  # noqa: F401  (moved there; re-exported)
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block, RowBlocks, _add_into, in_sample
 from .sampled import State, sample_fraction, sampled_newton
@@ -266,53 +267,6 @@ def penalized(evaluate: Objective, precision: np.ndarray, mean: np.ndarray) -> O
 
 
 # --- multinomial (softmax) logit ----------------------------------------------------------------
-
-def softmax_parts(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Probabilities of a baseline-category softmax without overflow.
-
-    Parameters
-    ----------
-    eta : ndarray of shape (r, K-1)
-        Finite log-odds of the non-reference levels against the reference level (whose
-        linear predictor is 0).
-
-    Returns
-    -------
-    lse : ndarray of shape (r,)
-        ``log(1 + sum_j exp(eta_j))``, the log-sum-exp over all K linear predictors.
-    prob : ndarray of shape (r, K-1)
-        Probabilities of the non-reference levels.
-    prob_ref : ndarray of shape (r,)
-        Probability of the reference level, ``exp(-lse)``.
-
-    Notes
-    -----
-    The log-sum-exp is evaluated as ``scipy.special.logsumexp`` does, shifted by the row
-    maximum $m = \\max(0, \\max_j \\eta_j)$ so every exponential is at most 1; the shifted
-    exponentials are kept, which gives the probabilities without a second ``exp``.
-    """
-    k1 = eta.shape[1]
-    if 0 < k1 <= 8:  # a few levels: column by column (a reduction along a short axis is slow)
-        m = np.maximum(eta[:, 0], 0.0)
-        for j in range(1, k1):
-            np.maximum(m, eta[:, j], out=m)
-        e = np.subtract(eta, m[:, None])
-        np.exp(e, out=e)
-        s = e[:, 0] + e[:, 1] if k1 > 1 else e[:, 0].copy()
-        for j in range(2, k1):
-            s += e[:, j]  # the order of e.sum(axis=1) for fewer than 8 terms
-    else:
-        m = np.maximum(eta.max(axis=1, initial=0.0), 0.0)
-        e = np.exp(eta - m[:, None])
-        s = e.sum(axis=1)
-    e0 = np.exp(-m)
-    total = np.add(e0, s, out=s)  # in [1, K]: no overflow, no log(0)
-    lse = np.log(total)
-    lse += m
-    e /= total[:, None]
-    e0 /= total
-    return lse, e, e0
-
 
 def _level_rows(codes: np.ndarray, k1: int) -> list[np.ndarray] | None:
     """``codes == j + 1`` for each non-reference level j (None for many levels, where the

@@ -16,7 +16,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit
 
-from glmclass.numerics.covariance import COV_TYPES, HAT_ONE, covariance, hat_values
+from glmclass.numerics.covariance import (
+    COV_TYPES,
+    HAT_ONE,
+    covariance,
+    covariance_from_rows,
+    hat_values,
+    hat_values_of,
+)
+from glmclass.rows.blocks import ArrayBlocks
 
 RTOL = 1e-10
 HC = ("HC0", "HC1", "HC2", "HC3")
@@ -455,3 +463,58 @@ def test_hat_values_shape_error():
     X, y, _, _ = ols_data(n=30)
     with pytest.raises(ValueError, match=r"hat_values: X has shape \(30, 4\)"):
         hat_values(X, np.ones(29), np.eye(4))
+
+
+# --- the same covariances as a reduce over a row source --------------------------------------
+
+
+@pytest.mark.parametrize("rows", [7, 64, 10_000])
+@pytest.mark.parametrize("cov_type", [*HC, "cluster"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_covariance_from_rows_equals_covariance(logit_fit, cov_type, rows, weighted):
+    """Scores, hat values and frequency weights computed per block of an ArrayBlocks give
+    what the array form gives from the whole arrays."""
+    X, y, g1, g2, _, mu = logit_fit
+    f = (np.arange(len(y)) % 3).astype(float) if weighted else None
+    bread, scores, hat, w = glm_pieces(X, y, mu, f)
+    groups = np.column_stack([g1, g2]) if cov_type == "cluster" else None
+    n = float(len(y) if f is None else f.sum())
+    hc2 = cov_type in ("HC2", "HC3")
+    expected = covariance(bread, scores, cov_type, hat=hat if hc2 else None, groups=groups,
+                          freq_weights=f, nobs=n)
+    source = ArrayBlocks(X, y, weights=f, offset=mu, rows=rows)  # offset carries mu here
+
+    def block_scores(b):
+        return b.X * (b.weights * (b.y - b.offset))[:, None]
+
+    def block_hat(b):
+        return hat_values_of(b.X, b.weights * b.offset * (1 - b.offset), bread)
+
+    got = covariance_from_rows(bread, source, block_scores, cov_type, nobs=n,
+                               hat=block_hat if hc2 else None,
+                               freq_weights=None if f is None else (lambda b: b.weights),
+                               groups=groups)
+    assert_cov_close(got, expected, 1e-12)
+
+
+def test_covariance_from_rows_errors(logit_fit):
+    X, y, _, _, _, mu = logit_fit
+    bread, scores, _, _ = glm_pieces(X, y, mu)
+    source = ArrayBlocks(scores, rows=50)
+
+    def block_scores(b):
+        return b.X
+
+    with pytest.raises(ValueError, match="needs the hat values"):
+        covariance_from_rows(bread, source, block_scores, "HC3", nobs=500.0)
+    with pytest.raises(ValueError, match="'nonrobust' is scale"):
+        covariance_from_rows(bread, source, block_scores, "nonrobust", nobs=500.0)
+    with pytest.raises(ValueError, match="only used by cov_type='cluster'"):
+        covariance_from_rows(bread, source, block_scores, "HC0", nobs=500.0,
+                             groups=np.zeros(500))
+    with pytest.raises(ValueError, match=r"block at 100: \[0, 1, 2"):
+        covariance_from_rows(bread, source, block_scores, "HC2", nobs=500.0,
+                             hat=lambda b: np.full(b.X.shape[0], float(b.start == 100)))
+    bad = ArrayBlocks(np.full((10, 4), 1e200))
+    with pytest.raises(ValueError, match="not finite"):
+        covariance_from_rows(bread, bad, block_scores, "HC0", nobs=10.0)
