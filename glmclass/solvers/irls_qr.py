@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import linalg as sla
 
 from ..rows.blocks import Block, RowBlocks
-
-if TYPE_CHECKING:
-    from .irls import Penalty
-
+from .irls_records import Penalty
 
 #: Smallest Gram pivot (squared relative distance of a kept column from the span of the
 #: earlier ones) at which the iterations solve the normal equations; below it (a condition
