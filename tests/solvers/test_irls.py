@@ -329,3 +329,23 @@ def test_the_logit_domain_check_is_finiteness_and_agrees_with_family_valid():
               np.array([-np.inf]), np.array([5e-324, -5e-324])]
     for b in blocks:
         assert check(b) == fam.valid(b), b
+
+
+#: The IRLS stack from the bottom up: each module imports only modules before it.
+IRLS_STACK = ["irls_records", "irls_qr", "irls_steps", "irls_exact", "irls_sampled", "irls"]
+
+
+def test_the_irls_modules_import_one_way():
+    """records -> qr -> steps -> the exact loop -> the large-N path -> the front door: no IRLS
+    module imports one above it (at module level or inside a function), so there is no
+    circle."""
+    import ast
+    from pathlib import Path
+
+    here = Path(irls_mod.__file__).parent
+    for level, name in enumerate(IRLS_STACK):
+        tree = ast.parse((here / f"{name}.py").read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+        above = imported & set(IRLS_STACK[level:])
+        assert not above, f"{name} imports {sorted(above)}, which sit at or above it"

@@ -470,3 +470,24 @@ def test_a_canonical_link_s_fit_holds_the_expected_information():
     fit = irls(ArrayBlocks(X, y), F.Binomial(),
                control=Control(direction="sampled", information="observed"), intercept=0)
     assert fit.information == "expected"  # the same matrix: results treat both alike
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_exact_irls_is_the_front_door_without_the_large_n_path(link):
+    """``exact_irls`` (what the warm start fits its sample with) is ``irls`` with
+    ``direction="exact"`` to the bit, whatever direction its control asks, also on a shifted
+    design (a column of mean 1e4: the front door's retry in a shifted frame) and for a
+    non-canonical link (the polishing Newton steps)."""
+    from glmclass.solvers.irls_exact import exact_irls
+
+    X, y = _data(40_000, 6, 31, link)
+    X[:, 2] += 1e4
+    fam = F.Binomial(L.Logit() if link == "logit" else L.Probit())
+    ref = irls(ArrayBlocks(X, y), fam, control=Control(direction="exact"), intercept=0)
+    assert ref.transform is not None  # the shifted frame was taken
+    for direction in ["exact", "sampled", "auto"]:
+        got = exact_irls(ArrayBlocks(X, y), fam, None, Control(direction=direction), None, 0)
+        np.testing.assert_array_equal(got.coef, ref.coef)
+        np.testing.assert_array_equal(got.gram, ref.gram)
+        assert (got.deviance, got.n_iter, got.history) == (ref.deviance, ref.n_iter,
+                                                           ref.history)
