@@ -44,8 +44,9 @@ class QRSystem:
 
 
 def qr_pass(blocks: RowBlocks, keep: np.ndarray, shift: np.ndarray | None,
-             penalty: Penalty | None, coef: np.ndarray | None, terms,
-             start_eta: Callable[[Block], np.ndarray] | None = None):
+            penalty: Penalty | None, coef: np.ndarray | None, terms: Callable[..., tuple],
+            start_eta: Callable[[Block], np.ndarray] | None = None
+            ) -> tuple[float, QRSystem]:
     """One pass giving the deviance and the :class:`QRSystem` of the step at ``coef`` (or at
     the starting means: then ``terms`` gives ``w z`` and the system is the full solve)."""
     cols = np.flatnonzero(keep)

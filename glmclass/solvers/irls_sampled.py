@@ -131,10 +131,10 @@ def _warm_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalt
 
 
 def sampled_irls(blocks: RowBlocks, family: Family, frame: Frame, keep: np.ndarray,
-             aliased: np.ndarray, penalty: Penalty | None, control: Control,
-             coef: np.ndarray | None, state: State | None, terms: Callable, exact: bool,
-             ratio_range: Callable | None = None,
-             sub: RowBlocks | None = None) -> IRLSFit | None:
+                 aliased: np.ndarray, penalty: Penalty | None, control: Control,
+                 coef: np.ndarray | None, state: State | None, terms: Callable, exact: bool,
+                 ratio_range: Callable | None = None,
+                 sub: RowBlocks | None = None) -> IRLSFit | None:
     """The iterations after the set-up by :func:`~glmclass.solvers.sampled.sampled_newton`:
     Fisher-scoring directions from sampled Gram matrices and the exact score, ending at a full
     float64 pass (the Gram returned is the Fisher Gram at the estimates). With

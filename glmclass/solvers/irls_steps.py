@@ -73,8 +73,9 @@ def is_pd(a: np.ndarray) -> bool:
     return True
 
 
-def solve_step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | None,
-          coef: np.ndarray | None, factor: tuple | None = None) -> np.ndarray:
+def solve_step(g: np.ndarray | QRSystem, r: np.ndarray | None, keep: np.ndarray | None,
+               penalty: Penalty | None, coef: np.ndarray | None,
+               factor: tuple | None = None) -> np.ndarray:
     """The next coefficients (0 for aliased columns; ``keep`` None: every column is kept;
     ``factor``: the Cholesky factor of the system when it has been made, see
     :func:`~glmclass.numerics.linalg.spd_solve`).
@@ -126,7 +127,8 @@ def start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndar
     return family.irls_terms(y, start_eta(b), w)[0]
 
 
-def polish(run, coef, state, keep, penalty, max_steps: int = 5):
+def polish(run: Callable[..., tuple], coef: np.ndarray, state: tuple,
+           keep: np.ndarray | None, penalty: Penalty | None, max_steps: int = 5) -> tuple:
     """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
     objective does not rise; returns ``(coef, dev, obj, gram, rhs)`` at the last accepted
     point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)`` at
