@@ -35,10 +35,10 @@ from ..solvers import newton as NW
 from ..solvers.newton import (
     NewtonControl,
     NewtonFit,
-    _unit,
     multinomial_deviance,
     newton,
     softmax_parts,
+    unit_weights,
 )
 from ..solvers.rank import aliased_design_columns, bound_decides, gram_decides
 from ..solvers.sampled import sample_fraction
@@ -126,7 +126,7 @@ class MNLogit(Model):
         n = data.nrows
         a = data.arrays
         f = a["freq_weights"] if a.get("freq_weights") is not None else constant(1.0, n)
-        if _unit(f):  # no weights: counts, without an N-long copy of the broadcast 1s
+        if unit_weights(f):  # no weights: counts, without an N-long copy of the broadcast 1s
             totals = np.bincount(codes, minlength=len(fit_levels)).astype(float)
         else:
             totals = np.bincount(codes, weights=f, minlength=len(fit_levels))

@@ -78,11 +78,11 @@ def _owned(zero: Any) -> Any:
     return zero.copy() if isinstance(zero, np.ndarray) else zero
 
 
-def _add_into(acc: Any, part: Any) -> Any:
+def add_into(acc: Any, part: Any) -> Any:
     """``add(acc, part)``, summed into acc's arrays where shapes and dtypes match: acc is a
     reduction's own (from :func:`_owned` or a fresh sum), ``part`` is never modified."""
     if isinstance(acc, tuple):
-        return tuple(_add_into(a, b) for a, b in zip(acc, part, strict=True))
+        return tuple(add_into(a, b) for a, b in zip(acc, part, strict=True))
     if (isinstance(acc, np.ndarray) and isinstance(part, np.ndarray)
             and acc.shape == part.shape and acc.dtype == part.dtype):
         acc += part
@@ -317,7 +317,7 @@ class ArrayBlocks(RowBlocks):
                combine: Callable[[T, T], T] = add) -> T:
         acc = zero
         if combine is add:  # sum into arrays of our own: no p x p allocation per block
-            acc, combine = _owned(zero), _add_into
+            acc, combine = _owned(zero), add_into
         for b in self._blocks():
             acc = combine(acc, fn(b))
         return acc
@@ -417,7 +417,7 @@ class OneBlock(RowBlocks):
     def reduce(self, fn: Callable[[Block], T], zero: T,
                combine: Callable[[T, T], T] = add) -> T:
         if combine is add:  # as ArrayBlocks.reduce: the same sums
-            return _add_into(_owned(zero), fn(self.block))
+            return add_into(_owned(zero), fn(self.block))
         return combine(zero, fn(self.block))
 
     def map(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:

@@ -27,7 +27,7 @@ from .blocks import Block, OneBlock, RowBlocks, in_sample
 BlockTerms = Callable[[Block, np.ndarray], tuple[np.ndarray, np.ndarray, float]]
 
 
-class _Scratch(threading.local):
+class Scratch(threading.local):
     """The weighted block's buffer, reused by the blocks of one pass; one per thread, since a
     source may call the block function from several threads (e.g. one per partition)."""
 
@@ -37,7 +37,7 @@ class _Scratch(threading.local):
         self.buf: np.ndarray | None = None
 
     def __reduce__(self):  # shipped to Dask workers inside a pass's block function: empty
-        return (_Scratch, (self.n_cols, self.dtype))
+        return (Scratch, (self.n_cols, self.dtype))
 
     def get(self, rows: int) -> np.ndarray:
         if self.buf is None or self.buf.shape[0] < rows:
@@ -45,7 +45,7 @@ class _Scratch(threading.local):
         return self.buf[:rows]
 
 
-def _block_gram(xb: np.ndarray, wb: np.ndarray, out: np.ndarray) -> np.ndarray:
+def block_gram(xb: np.ndarray, wb: np.ndarray, out: np.ndarray) -> np.ndarray:
     """xb' diag(wb) xb in float64; ``out`` (xb's shape) takes the weighted block (``out`` may
     be ``xb`` itself when the caller owns it: it is then overwritten). A float32 ``out`` makes
     the product in single precision (twice as fast; ~1e-7 relative) with non-negative weights."""
@@ -58,7 +58,7 @@ def _block_gram(xb: np.ndarray, wb: np.ndarray, out: np.ndarray) -> np.ndarray:
     return np.multiply(xb, wb[:, None], out=out).T @ xb
 
 
-def _shifted(xb: np.ndarray, shift: np.ndarray | None, scratch: _Scratch) -> np.ndarray:
+def _shifted(xb: np.ndarray, shift: np.ndarray | None, scratch: Scratch) -> np.ndarray:
     """The block minus the shift, in the scratch buffer (the block itself without a shift)."""
     if shift is None:
         return xb
@@ -134,12 +134,12 @@ def weighted_gram(blocks: RowBlocks,
     ndarray of shape (p, p)
     """
     p = blocks.n_cols
-    scratch = _Scratch(p)
+    scratch = Scratch(p)
 
     def gram(b: Block) -> np.ndarray:
         w = b.weights if weights is None else weights(b)
         xc = _shifted(b.X, shift, scratch)
-        return _block_gram(xc, w, xc if shift is not None else scratch.get(b.X.shape[0]))
+        return block_gram(xc, w, xc if shift is not None else scratch.get(b.X.shape[0]))
 
     return blocks.reduce(gram, np.zeros((p, p)))
 
@@ -156,7 +156,7 @@ def column_abs_max(blocks: RowBlocks) -> np.ndarray:
     -------
     ndarray of shape (p,)
     """
-    scratch = _Scratch(blocks.n_cols)
+    scratch = Scratch(blocks.n_cols)
 
     def block_max(b: Block) -> np.ndarray:
         return abs_max_rows(b.X, scratch.get(b.X.shape[0]))
@@ -199,9 +199,9 @@ def _fused_block(b: Block, xc: np.ndarray, out: np.ndarray, eta, terms: BlockTer
     with np.errstate(over="ignore", invalid="ignore"):
         rhs = xc.T @ vb  # before the block is weighted (``out`` may be ``xc``)
         if extremes is None:
-            return ob, _block_gram(xc, wb, out), rhs
+            return ob, block_gram(xc, wb, out), rhs
         low = np.asarray(extremes(b, wb), dtype=float)
-        return ob, _block_gram(xc, wb, out), rhs, low
+        return ob, block_gram(xc, wb, out), rhs, low
 
 
 def fused_pass(
@@ -261,8 +261,8 @@ def fused_pass(
         xc = np.subtract(b.X, shift, out=np.empty(b.X.shape))
         return _fused_block(b, xc, xc, eta, terms, coef, extremes)
     p = blocks.n_cols
-    scratch = _Scratch(p)
-    spare = _Scratch(p, gram_dtype)
+    scratch = Scratch(p)
+    spare = Scratch(p, gram_dtype)
 
     def one(b: Block) -> tuple:
         xc = _shifted(b.X, shift, scratch)
@@ -322,8 +322,8 @@ def score_pass(
         estimate of the full Gram. None when ``sample`` is 0 (or the source has no rows).
     """
     p = blocks.n_cols
-    scratch = _Scratch(p)
-    spare = _Scratch(p)
+    scratch = Scratch(p)
+    spare = Scratch(p)
 
     def one(b: Block):
         xc = _shifted(b.X, shift, scratch)
@@ -335,7 +335,7 @@ def score_pass(
             if not in_sample(b.start, sample):
                 return ob, rhs, 0.0, 0
             out = xc if shift is not None else spare.get(xc.shape[0])
-            return ob, rhs, _block_gram(xc, wb, out), xc.shape[0]
+            return ob, rhs, block_gram(xc, wb, out), xc.shape[0]
 
     def combine(acc, part):
         if acc is None:

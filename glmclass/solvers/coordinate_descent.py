@@ -38,7 +38,7 @@ import numpy as np
 
 from ..families import Family
 from ..rows.blocks import Block, RowBlocks
-from ..rows.gram import _block_gram, _Scratch
+from ..rows.gram import Scratch, block_gram
 
 #: ``oracle(coef, active, hessian) -> (f, g, H)``: the mean loss at ``coef`` (inf when it is
 #: not finite), its gradient over every coordinate, shape (m,), and, when ``hessian``, its
@@ -373,7 +373,7 @@ def glm_oracle(blocks: RowBlocks, family: Family, total_weight: float,
         const = -float(s @ coef)  # X_c coef = X coef - s'coef: no centred copy of X for eta
         a = active.shape[0]
         whole = a == p
-        scratch = _Scratch(a)
+        scratch = Scratch(a)
         s_a = s[active]
 
         def one(b: Block):
@@ -387,7 +387,7 @@ def glm_oracle(blocks: RowBlocks, family: Family, total_weight: float,
             xa = np.subtract(xb, s, out=scratch.get(xb.shape[0])) if whole else xb[:, active]
             if not whole:
                 xa -= s_a
-            return dev, grad, _block_gram(xa, w, xa)  # xa is this pass's own copy
+            return dev, grad, block_gram(xa, w, xa)  # xa is this pass's own copy
 
         zero = (0.0, np.zeros(p)) + ((np.zeros((a, a)),) if hessian else ())
         out = blocks.reduce(one, zero)

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import linalg as sla
 from scipy.special import expit, log_expit, xlogy
 
-from .irls import Control
+from .irls_records import Control
 
 _TRTRI = sla.get_lapack_funcs("trtri", dtype=np.float64)
 

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import linalg as sla
 
 from ..rows.blocks import Block, RowBlocks
-
-if TYPE_CHECKING:
-    from .irls import Penalty
-
+from .irls_records import Penalty
 
 #: Smallest Gram pivot (squared relative distance of a kept column from the span of the
 #: earlier ones) at which the iterations solve the normal equations; below it (a condition
@@ -48,8 +44,9 @@ class QRSystem:
 
 
 def qr_pass(blocks: RowBlocks, keep: np.ndarray, shift: np.ndarray | None,
-             penalty: Penalty | None, coef: np.ndarray | None, terms,
-             start_eta: Callable[[Block], np.ndarray] | None = None):
+            penalty: Penalty | None, coef: np.ndarray | None, terms: Callable[..., tuple],
+            start_eta: Callable[[Block], np.ndarray] | None = None
+            ) -> tuple[float, QRSystem]:
     """One pass giving the deviance and the :class:`QRSystem` of the step at ``coef`` (or at
     the starting means: then ``terms`` gives ``w z`` and the system is the full solve)."""
     cols = np.flatnonzero(keep)

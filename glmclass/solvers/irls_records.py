@@ -1,6 +1,9 @@
 """The records of the IRLS solver (:mod:`glmclass.solvers.irls`): its settings (R's
 ``glm.control``), the Gaussian prior of a penalised fit, the coordinates it works in, and its
-result."""
+result; the bottom of the IRLS stack (records, then :mod:`~glmclass.solvers.irls_qr` and
+:mod:`~glmclass.solvers.irls_steps`, the exact loop :mod:`~glmclass.solvers.irls_exact`, the
+large-N path :mod:`~glmclass.solvers.irls_sampled`, the front door
+:func:`~glmclass.solvers.irls.irls`), importing none of them."""
 
 from __future__ import annotations
 
@@ -11,7 +14,11 @@ import numpy as np
 
 from ..numerics.linalg import spd_inverse
 from ..rows.gram import shift_transform
-from .irls_steps import _kept
+
+
+def submatrix(a: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    """The rows and columns ``keep`` of a square matrix (``a`` itself for None: all)."""
+    return a if keep is None else a[np.ix_(keep, keep)]
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,7 @@ class Control:
         float64 Gram only to confirm convergence (:mod:`glmclass.solvers.sampled`): the same
         estimates (to ~``tol`` standard errors) for a fraction of the cost at large N;
         without a ``start`` and from 1e6 rows or so it starts from the fit of a systematic
-        sample of the rows (:func:`~glmclass.solvers.irls_sampled._warm_start`). ``"auto"``
+        sample of the rows (:func:`~glmclass.solvers.irls_sampled.sampled_start`). ``"auto"``
         samples from
         :data:`~glmclass.solvers.irls_sampled.SAMPLED_MIN_ROWS` rows on, on sources that allow it
         (``RowBlocks.sample_hessians``: not on Dask).
@@ -61,9 +68,6 @@ class Control:
     direction: str = "auto"
     information: str = "expected"
 
-
-
-
 @dataclass(frozen=True)
 class Penalty:
     """A Gaussian prior N(mean, precision^-1) on the coefficients: the objective becomes
@@ -75,8 +79,6 @@ class Penalty:
     def value(self, coef: np.ndarray) -> float:
         d = coef - self.mean
         return float(d @ self.precision @ d)
-
-
 
 @dataclass(frozen=True)
 class IRLSFit:
@@ -143,16 +145,17 @@ class IRLSFit:
         """
         sel = None if keep.all() else keep  # every column kept: no np.ix_ copy
         if self.transform is None:
-            return spd_inverse(_kept(self.gram, sel))
-        tinv = np.linalg.inv(_kept(self.transform, sel))  # I - e_i s': exact
-        inner = spd_inverse(_kept(self.gram_shifted, sel))
+            return spd_inverse(submatrix(self.gram, sel))
+        tinv = np.linalg.inv(submatrix(self.transform, sel))  # I - e_i s': exact
+        inner = spd_inverse(submatrix(self.gram_shifted, sel))
         out = tinv @ inner @ tinv.T
         return out / 2.0 + out.T / 2.0
 
 
 @dataclass(frozen=True)
-class _Frame:
-    """The coordinates the solver works in: ``gamma = T beta`` on ``Xc = X - 1 s'``."""
+class Frame:
+    """The coordinates the solver works in: ``gamma = T beta`` on ``Xc = X - 1 s'`` (``shift``
+    None: X itself), and the prior of a penalised fit, given in beta coordinates."""
 
     shift: np.ndarray | None
     intercept: int | None

@@ -15,8 +15,9 @@ from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import fused_pass, score_pass, shift_from_gram
-from .irls_records import Control, IRLSFit, Penalty, _Frame
-from .irls_steps import _is_pd, _kept, _penalised, _start_weights, _step
+from .irls_exact import exact_irls
+from .irls_records import Control, Frame, IRLSFit, Penalty, submatrix
+from .irls_steps import is_pd, penalised, solve_step, start_weights
 from .rank import bound_decides, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
@@ -36,15 +37,18 @@ CANONICAL_ROWS_FACTOR = 1.5
 WARM_MAX_FRACTION = 0.025
 
 
-def _use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
-                 family: Family) -> bool:
+def use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
+                family: Family) -> bool:
+    """Whether the fit takes the large-N path (``control.direction``; with ``"auto"``, from
+    :data:`SAMPLED_MIN_ROWS` rows on a source that can sample its Hessians) with the columns
+    ``keep``."""
     if control.direction == "auto":
         rows = SAMPLED_MIN_ROWS * (CANONICAL_ROWS_FACTOR if family.is_canonical else 1.0)
         return blocks.sample_hessians and blocks.n_rows >= rows and bool(keep.any())
     return control.direction == "sampled" and bool(keep.any())
 
 
-def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,
+def sampled_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalty | None,
                    control: Control, terms: Callable,
                    start_eta: Callable[[Block], np.ndarray]) -> IRLSFit | None:
     """The sampled iterations from R's starting means with the start's Gram from the sample
@@ -64,7 +68,7 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
     known: dict = {}
 
     def ratio_range(b: Block, w_final: np.ndarray) -> np.ndarray:
-        w_start = _start_weights(family, b, start_eta, known)
+        w_start = start_weights(family, b, start_eta, known)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = w_start / w_final
         ratio = np.where((w_start == 0) & (w_final == 0), 1.0, ratio)  # in neither Gram
@@ -74,7 +78,7 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
     keep = np.ones(p, dtype=bool)
     warm = _warm_start(blocks, family, frame, penalty, control)
     if warm is not None:
-        return _sampled(blocks, family, frame, keep, ~keep, penalty, control, warm[0], None,
+        return sampled_irls(blocks, family, frame, keep, ~keep, penalty, control, warm[0], None,
                         terms, False, ratio_range, warm[1])
     frac = sample_fraction(blocks.n_rows, p)
     dev, r, g = score_pass(blocks, lambda b, e: terms(b, e, False, False, wz=True), None,
@@ -82,14 +86,14 @@ def _sampled_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Pe
     if frame.intercept is not None and np.all(np.diag(g) >= 0) and (
             shift_from_gram(g, frame.intercept) is not None):
         return None  # large means: the full start pass decides the shift
-    if not gram_decides(_penalised(g, penalty), None, frame.intercept):
+    if not gram_decides(penalised(g, penalty), None, frame.intercept):
         return None
-    return _sampled(blocks, family, frame, keep, ~keep, penalty, control, None,
+    return sampled_irls(blocks, family, frame, keep, ~keep, penalty, control, None,
                     State(dev, r, g, (dev, None, False)), terms, False,
                     ratio_range)
 
 
-def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penalty | None,
+def _warm_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalty | None,
                 control: Control) -> tuple[np.ndarray, RowBlocks] | None:
     """Coefficients of the exact IRLS fit of a systematic sample of the rows
     (:meth:`~glmclass.rows.blocks.RowBlocks.subsample`, the size of the Hessian's sample, at most
@@ -114,29 +118,27 @@ def _warm_start(blocks: RowBlocks, family: Family, frame: _Frame, penalty: Penal
                                                penalty.mean)
     ctrl = Control(control.maxiter, control.tol, control.maxhalf, control.hessian,
                    direction="exact")
-    from .irls import irls  # the sample's own exact fit (irls imports this module)
-
     try:
         with np.errstate(all="ignore"):
-            fit = irls(sub, family, None, ctrl, pen, frame.intercept)
+            fit = exact_irls(sub, family, None, ctrl, pen, frame.intercept)
     except (DataError, NotPositiveDefinite):
         return None
     if (not fit.converged or fit.aliased.any() or fit.transform is not None
             or not np.isfinite(fit.coef).all()
-            or not gram_decides(_penalised(fit.gram, pen), None, frame.intercept)):
+            or not gram_decides(penalised(fit.gram, pen), None, frame.intercept)):
         return None
     return fit.coef, sub
 
 
-def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
-             aliased: np.ndarray, penalty: Penalty | None, control: Control,
-             coef: np.ndarray | None, state: State | None, terms: Callable, exact: bool,
-             ratio_range: Callable | None = None,
-             sub: RowBlocks | None = None) -> IRLSFit | None:
+def sampled_irls(blocks: RowBlocks, family: Family, frame: Frame, keep: np.ndarray,
+                 aliased: np.ndarray, penalty: Penalty | None, control: Control,
+                 coef: np.ndarray | None, state: State | None, terms: Callable, exact: bool,
+                 ratio_range: Callable | None = None,
+                 sub: RowBlocks | None = None) -> IRLSFit | None:
     """The iterations after the set-up by :func:`~glmclass.solvers.sampled.sampled_newton`:
     Fisher-scoring directions from sampled Gram matrices and the exact score, ending at a full
     float64 pass (the Gram returned is the Fisher Gram at the estimates). With
-    ``ratio_range`` (see :func:`_sampled_start`), None when the final pass cannot confirm that
+    ``ratio_range`` (see :func:`sampled_start`), None when the final pass cannot confirm that
     no column is aliased. The sampled Gram is that of ``sub`` (rows of ``blocks``) scaled to
     all rows, or else of a share of the blocks (:func:`~glmclass.rows.blocks.in_sample`).
     ``terms(block, eta, observed)`` gives the IRLS terms; the full passes use the observed
@@ -158,7 +160,7 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
             extra = {"extremes": ratio_range} if mode == "full" else {"gram_dtype": np.float32}
             dev, g, r, *low = fused_pass(blocks, None, lambda b, e: terms(b, e, observed),
                                          coef=c, shift=shift, **extra)
-            if observed and not _is_pd(_kept(_penalised(g, penalty), keep)):
+            if observed and not is_pd(submatrix(penalised(g, penalty), keep)):
                 observed = False  # e.g. far from the optimum of a likelihood that is not concave
                 dev, g, r, *low = fused_pass(blocks, None, fisher, coef=c, shift=shift, **extra)
         elif mode == "sample" and sub is not None:
@@ -172,7 +174,7 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
 
     def solve(g: np.ndarray, st: State, c: np.ndarray | None, strict: bool) -> np.ndarray:
         if c is None or not strict:
-            return _step(g, st.rhs, keep, penalty, c)
+            return solve_step(g, st.rhs, keep, penalty, c)
         gk, rk = g[np.ix_(keep, keep)], st.rhs[keep]
         if pk is not None:
             gk, rk = gk + pk, rk - pk @ (c[keep] - penalty.mean[keep])
@@ -202,7 +204,7 @@ def _sampled(blocks: RowBlocks, family: Family, frame: _Frame, keep: np.ndarray,
     if ratio_range is not None:
         lo, hi = low[0], -low[1]
         # a prior precision P is in both: a (G_f + P) <= G_s + P needs a <= 1, and b >= 1
-        if not bound_decides(_penalised(g, penalty), min(lo, 1.0), max(hi, 1.0)):
+        if not bound_decides(penalised(g, penalty), min(lo, 1.0), max(hi, 1.0)):
             return None
     out = np.where(keep, frame.to_beta(np.where(keep, fit.coef, 0.0)), np.nan)
     both = np.outer(keep, keep)

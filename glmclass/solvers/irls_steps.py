@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,12 +15,10 @@ from ..links import Logit
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block
 from .irls_qr import QRSystem
-
-if TYPE_CHECKING:
-    from .irls_records import Penalty
+from .irls_records import Penalty, submatrix
 
 
-def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:
+def domain_check(family: Family) -> Callable[[np.ndarray], bool]:
     """``family.valid`` for the blocks of eta, mostly at the cost of a min and a max.
 
     Whether eta is in the family's domain is decided by its extremes (log V is finite on an
@@ -62,17 +59,13 @@ def _domain_check(family: Family) -> Callable[[np.ndarray], bool]:
     return valid
 
 
-def _penalised(g: np.ndarray, penalty: Penalty | None) -> np.ndarray:
+def penalised(g: np.ndarray, penalty: Penalty | None) -> np.ndarray:
     """X'WX plus the prior precision: the Hessian of the penalised objective (over 2)."""
     return g if penalty is None else g + penalty.precision
 
 
-def _kept(a: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
-    """The rows and columns ``keep`` of a square matrix (``a`` itself for None: all)."""
-    return a if keep is None else a[np.ix_(keep, keep)]
-
-
-def _is_pd(a: np.ndarray) -> bool:
+def is_pd(a: np.ndarray) -> bool:
+    """Whether the symmetric matrix ``a`` is positive definite (its Cholesky factor exists)."""
     try:
         np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
@@ -80,8 +73,9 @@ def _is_pd(a: np.ndarray) -> bool:
     return True
 
 
-def _step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | None,
-          coef: np.ndarray | None, factor: tuple | None = None) -> np.ndarray:
+def solve_step(g: np.ndarray | QRSystem, r: np.ndarray | None, keep: np.ndarray | None,
+               penalty: Penalty | None, coef: np.ndarray | None,
+               factor: tuple | None = None) -> np.ndarray:
     """The next coefficients (0 for aliased columns; ``keep`` None: every column is kept;
     ``factor``: the Cholesky factor of the system when it has been made, see
     :func:`~glmclass.numerics.linalg.spd_solve`).
@@ -97,9 +91,9 @@ def _step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | N
         out[keep] += g.solve()
         return out
     sel = slice(None) if keep is None else keep  # a slice: views, not copies
-    gk, rk = _kept(g, keep), r[sel]
+    gk, rk = submatrix(g, keep), r[sel]
     if penalty is not None:
-        pk = _kept(penalty.precision, keep)
+        pk = submatrix(penalty.precision, keep)
         gk = gk + pk
         if coef is None:
             rk = rk + pk @ penalty.mean[sel]
@@ -114,7 +108,7 @@ def _step(g, r: np.ndarray | None, keep: np.ndarray | None, penalty: Penalty | N
     return out
 
 
-def _start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndarray],
+def start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndarray],
                    known: dict | None = None) -> np.ndarray:
     """The Fisher weights at R's starting means on the block's rows. Starting means are
     row by row, so with one prior weight and a 0/1 response they take two values: found on
@@ -133,16 +127,17 @@ def _start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.nda
     return family.irls_terms(y, start_eta(b), w)[0]
 
 
-def _polish(run, coef, state, keep, penalty, max_steps: int = 5):
+def polish(run: Callable[..., tuple], coef: np.ndarray, state: tuple,
+           keep: np.ndarray | None, penalty: Penalty | None, max_steps: int = 5) -> tuple:
     """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
     objective does not rise; returns ``(coef, dev, obj, gram, rhs)`` at the last accepted
     point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)`` at
-    ``coef``; ``keep`` as for :func:`_step`."""
+    ``coef``; ``keep`` as for :func:`solve_step`."""
     dev, obj, g, r = state
     sel = slice(None) if keep is None else keep
     for _ in range(max_steps):
         _, _, g_obs, r_obs = run(coef, observed=True)
-        cand = _step(g_obs, r_obs, keep, penalty, coef)
+        cand = solve_step(g_obs, r_obs, keep, penalty, coef)
         c_dev, c_obj, c_g, c_r = run(cand)  # obj = inf outside the domain
         if not math.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
             break

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..likelihoods.multinomial import softmax_parts  # noqa: F401  (moved there; re-exported)
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
-from ..rows.blocks import Block, RowBlocks, _add_into, in_sample
+from ..rows.blocks import Block, RowBlocks, add_into, in_sample
 from .sampled import State, sample_fraction, sampled_newton
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
@@ -289,7 +289,7 @@ def _observed_eta(eta: np.ndarray, codes: np.ndarray,
     return out
 
 
-def _unit(weights: np.ndarray) -> bool:
+def unit_weights(weights: np.ndarray) -> bool:
     """Whether ``weights`` is the broadcast 1.0 a source gives when there are none:
     multiplying by it changes no bit, so it is skipped."""
     return weights.strides[0] == 0 and weights[:1].tolist() == [1.0]
@@ -313,7 +313,7 @@ def _residual(codes: np.ndarray, weights: np.ndarray, prob: np.ndarray,
     out = np.negative(prob)
     for j in range(k1):
         np.copyto(out[:, j], q[:, j], where=rows[j])
-    if not _unit(weights):
+    if not unit_weights(weights):
         out *= weights[:, None]
     return out
 
@@ -477,7 +477,7 @@ def _sum_in_place(acc: tuple | None, part: tuple) -> tuple:
     minimum of the range."""
     if acc is None:
         return part
-    return (*_add_into(acc[:4], part[:4]), np.minimum(acc[4], part[4], out=acc[4]))
+    return (*add_into(acc[:4], part[:4]), np.minimum(acc[4], part[4], out=acc[4]))
 
 
 def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
@@ -491,7 +491,7 @@ def _hessian_block(xb: np.ndarray, fb: np.ndarray, prob: np.ndarray,
     k1 = prob.shape[1]
     block = np.empty((k1 * p, k1 * p))
     buf = np.empty(xb.shape, dtype=dtype)
-    unit = _unit(fb)  # f p_j (...) is p_j (...) to the last bit
+    unit = unit_weights(fb)  # f p_j (...) is p_j (...) to the last bit
     for j in range(k1):
         fp = prob[:, j] if unit else fb * prob[:, j]
         if low is not None and r:

@@ -10,6 +10,8 @@ import pytest
 import statsmodels.api as sm
 
 import glmclass.solvers.irls as irls_mod
+import glmclass.solvers.irls_exact as irls_exact
+import glmclass.solvers.irls_steps as irls_steps
 from glmclass import families as F
 from glmclass import links as L
 from glmclass.rows.blocks import ArrayBlocks, OneBlock, RowBlocks, add
@@ -104,13 +106,13 @@ def test_start_params_far_away_reach_the_same_estimate():
 def test_step_halving_is_exercised_and_keeps_deviance_decreasing(monkeypatch):
     """Log-binomial: the full step leaves mu < 1, and step-halving pulls it back (as R)."""
     calls = []
-    real = irls_mod.fused_pass
+    real = irls_exact.fused_pass
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(irls_mod, "fused_pass", counting)
+    monkeypatch.setattr(irls_exact, "fused_pass", counting)
     x = np.linspace(0, 3, 60)
     Xl = np.column_stack([np.ones(60), x])
     y = (RNG.uniform(size=60) < np.exp(-2.5 + 0.7 * x)).astype(float)
@@ -206,7 +208,7 @@ def test_every_column_aliased_gives_nan_not_a_crash(link):
 def test_domain_check_per_block_agrees_with_family_valid():
     """The cached check gives family.valid's answer for every block, in any order."""
     fam = F.Binomial(link=L.Log())  # eta must be < 0
-    check = irls_mod._domain_check(fam)
+    check = irls_steps.domain_check(fam)
     blocks = [np.array([-3.0, -1.0]), np.array([-2.0, -1.5]), np.array([-0.5, 0.2]),
               np.array([-1.2, np.nan]), np.array([-np.inf, -1.0]), np.array([-4.0, -0.1]),
               np.array([-3.5, -0.2]), np.array([1e-3])]
@@ -306,13 +308,13 @@ def test_the_domain_check_asks_the_family_about_once_per_fit():
 
 
 def test_a_known_valid_interval_never_admits_an_invalid_eta():
-    check = irls_mod._domain_check(F.Binomial(link=L.Log()))  # mu = exp(eta) < 1: eta < 0
+    check = irls_steps.domain_check(F.Binomial(link=L.Log()))  # mu = exp(eta) < 1: eta < 0
     assert check(np.array([-3.0, -1.0]))  # its widened interval reaches eta > 0: not kept
     assert check(np.array([-3.5, -0.5]))
     assert not check(np.array([-2.0, 0.5]))
     assert not check(np.array([-2.0, np.nan]))
     assert check(np.array([-2.9, -1.1]))
-    probit = irls_mod._domain_check(F.Binomial(link=L.Probit()))
+    probit = irls_steps.domain_check(F.Binomial(link=L.Probit()))
     assert probit(np.array([-3.0, 2.0])) and not probit(np.array([0.0, np.inf]))
 
 
@@ -320,10 +322,30 @@ def test_the_logit_domain_check_is_finiteness_and_agrees_with_family_valid():
     """For exactly Binomial(Logit()) log V is finite at every finite eta: the check decides on
     the extremes' finiteness alone, with family.valid's answer on every block."""
     fam = F.Binomial(link=L.Logit())
-    check = irls_mod._domain_check(fam)
+    check = irls_steps.domain_check(fam)
     big = np.finfo(float).max
     blocks = [np.array([-3.0, 1.0]), np.array([-big, big]), np.array([800.0, -800.0]),
               np.array([1e300, 2.0]), np.array([0.0, np.nan]), np.array([np.inf, 0.0]),
               np.array([-np.inf]), np.array([5e-324, -5e-324])]
     for b in blocks:
         assert check(b) == fam.valid(b), b
+
+
+#: The IRLS stack from the bottom up: each module imports only modules before it.
+IRLS_STACK = ["irls_records", "irls_qr", "irls_steps", "irls_exact", "irls_sampled", "irls"]
+
+
+def test_the_irls_modules_import_one_way():
+    """records -> qr -> steps -> the exact loop -> the large-N path -> the front door: no IRLS
+    module imports one above it (at module level or inside a function), so there is no
+    circle."""
+    import ast
+    from pathlib import Path
+
+    here = Path(irls_mod.__file__).parent
+    for level, name in enumerate(IRLS_STACK):
+        tree = ast.parse((here / f"{name}.py").read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+        above = imported & set(IRLS_STACK[level:])
+        assert not above, f"{name} imports {sorted(above)}, which sit at or above it"

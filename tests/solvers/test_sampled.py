@@ -227,11 +227,11 @@ def test_sampled_hessian_is_the_scaled_hessian_of_the_sampled_blocks():
     assert obj(coef, "score")[2] is None
 
 
-def _spy(monkeypatch, name="_sampled_start"):
-    """Records whether ``<name>`` returned something: for ``_sampled_start`` None means
+def _spy(monkeypatch, name="sampled_start"):
+    """Records whether ``<name>`` returned something: for ``sampled_start`` None means
     the full start pass ran, for ``_warm_start`` that the fit started from R's starting means
     (each patched where it is called: ``irls`` calls the first, ``irls_sampled`` the second)."""
-    irls_mod = IR if name == "_sampled_start" else IS
+    irls_mod = IR if name == "sampled_start" else IS
     seen = []
     original = getattr(irls_mod, name)
 
@@ -385,9 +385,9 @@ def test_a_single_precision_multinomial_hessian_differs_only_in_rounding():
 
 @pytest.mark.parametrize("link", [L.Logit(), L.Probit(), L.CLogLog()])
 @pytest.mark.parametrize("weight", [1.0, 2.5])
-def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
+def teststart_weights_of_a_binary_response_from_two_rows(link, weight):
     from glmclass.rows.blocks import Block
-    from glmclass.solvers.irls_steps import _start_weights
+    from glmclass.solvers.irls_steps import start_weights
 
     fam = F.Binomial(link)
     y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
@@ -398,25 +398,25 @@ def test_start_weights_of_a_binary_response_from_two_rows(link, weight):
         return fam.start_eta(blk.y, blk.weights)
 
     known = {}
-    got = _start_weights(fam, b, start_eta, known)
+    got = start_weights(fam, b, start_eta, known)
     assert list(known) == [weight]  # found once, on two rows
     np.testing.assert_allclose(got, fam.irls_terms(y, start_eta(b), w)[0], rtol=1e-15)
     # proportions or per-row weights: every row's own terms
     b2 = Block(np.zeros((5, 1)), y * 0.5, w, np.zeros(5), 0)
-    np.testing.assert_array_equal(_start_weights(fam, b2, start_eta),
+    np.testing.assert_array_equal(start_weights(fam, b2, start_eta),
                                   fam.irls_terms(b2.y, start_eta(b2), w)[0])
 
 
 def test_no_sample_fit_when_the_sample_is_a_large_share_of_the_rows(monkeypatch):
     seen = _spy(monkeypatch, "_warm_start")
     starts = []
-    original = IS._sampled
+    original = IS.sampled_irls
 
     def spy(*args, **kwargs):
         starts.append(args[7] is not None)  # the coefficients it starts from
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(IS, "_sampled", spy)
+    monkeypatch.setattr(IS, "sampled_irls", spy)
     X, y = _data(60_000, 8, 15)  # the sample would be a third of the rows
     ref, _ = plain_newton(X, y)
     fit = irls(ArrayBlocks(X, y), F.Binomial(), control=Control(direction="sampled"),
@@ -470,3 +470,24 @@ def test_a_canonical_link_s_fit_holds_the_expected_information():
     fit = irls(ArrayBlocks(X, y), F.Binomial(),
                control=Control(direction="sampled", information="observed"), intercept=0)
     assert fit.information == "expected"  # the same matrix: results treat both alike
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_exact_irls_is_the_front_door_without_the_large_n_path(link):
+    """``exact_irls`` (what the warm start fits its sample with) is ``irls`` with
+    ``direction="exact"`` to the bit, whatever direction its control asks, also on a shifted
+    design (a column of mean 1e4: the front door's retry in a shifted frame) and for a
+    non-canonical link (the polishing Newton steps)."""
+    from glmclass.solvers.irls_exact import exact_irls
+
+    X, y = _data(40_000, 6, 31, link)
+    X[:, 2] += 1e4
+    fam = F.Binomial(L.Logit() if link == "logit" else L.Probit())
+    ref = irls(ArrayBlocks(X, y), fam, control=Control(direction="exact"), intercept=0)
+    assert ref.transform is not None  # the shifted frame was taken
+    for direction in ["exact", "sampled", "auto"]:
+        got = exact_irls(ArrayBlocks(X, y), fam, None, Control(direction=direction), None, 0)
+        np.testing.assert_array_equal(got.coef, ref.coef)
+        np.testing.assert_array_equal(got.gram, ref.gram)
+        assert (got.deviance, got.n_iter, got.history) == (ref.deviance, ref.n_iter,
+                                                           ref.history)
