@@ -224,10 +224,10 @@ class DaskGLMProblem(GLMProblem):
         return float(sum(parts))
 
     def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
-                    gram: np.ndarray | None = None, gram_information: str = "expected"
-                    ) -> np.ndarray:
+                    gram: np.ndarray | None = None, gram_information: str = "expected",
+                    shift: np.ndarray | None = None) -> np.ndarray:
         fam = self.family
-        if gram_applies(fam, observed, gram, gram_information):
+        if shift is None and gram_applies(fam, observed, gram, gram_information):
             return gram[np.ix_(keep, keep)]
         b = coef[keep]
 
@@ -237,11 +237,9 @@ class DaskGLMProblem(GLMProblem):
                 return blk.weights * fam.observed_weights(blk.y, eta)
             return blk.weights * fam.working_weights(eta)
 
-        return weighted_gram(self.blocks().take_columns(keep), w)
+        return weighted_gram(self.blocks().take_columns(keep), w,
+                             None if shift is None else shift[keep])
 
-    def detached(self, data) -> GLMProblem:
-        """A plain GLMProblem without rows (for predictions shipped to workers)."""
-        return GLMProblem(data, self.family, None, self.levels, None, None, None)
 
 
 def _check_weight_facts(arrays: dict) -> None:

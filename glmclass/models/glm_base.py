@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import families as F
 from ..data.model_data import ModelData, check_finite
-from ..data.response import binomial_response
+from ..data.response import binomial_response, encode
 from ..errors import ConvergenceWarning, RankDeficientWarning
 from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
 from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
@@ -141,6 +141,27 @@ class GLMProblem:
     @property
     def exog(self) -> np.ndarray:
         return self.data.exog
+
+    def on_rows(self, data: ModelData) -> GLMProblem:
+        """This problem over other rows held in memory (one partition of Dask data, for the
+        per-row outputs of the results): the response encoded with this problem's levels,
+        the weights and offset of those rows (defaults where the fit had none)."""
+        n, a = data.nrows, data.arrays
+        y = data.endog
+        if self.levels is not None and getattr(y.dtype, "kind", "O") not in "iuf":
+            y = encode(y, self.levels).astype(float)
+        else:
+            y = np.asarray(y, dtype=float)
+
+        def given(key: str, default: float) -> np.ndarray:
+            return a[key] if a.get(key) is not None else constant(default, n)
+
+        return GLMProblem(data, self.family, y, self.levels, given("offset", 0.0),
+                          given("freq_weights", 1.0), given("var_weights", 1.0))
+
+    def detached(self, data: ModelData) -> GLMProblem:
+        """This problem without rows (for predictions shipped to workers)."""
+        return GLMProblem(data, self.family, None, self.levels, None, None, None)
 
     @cached_property
     def prior_weights(self) -> np.ndarray:

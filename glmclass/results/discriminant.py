@@ -16,9 +16,10 @@ from ..data.model_data import output_index
 from ..numerics import discriminant as nd
 from ..summary import Summary
 from .base import CriteriaMixin, check_which, row_key
+from .dask import GENERATIVE_ROWS, RowOutputs
 
 
-class GenerativeResults(CriteriaMixin):
+class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
     """What every fitted generative classifier reports.
 
     Attributes

@@ -14,8 +14,12 @@ from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
+from ..data.model_data import ModelData
+from ..data.response import encode
+from ..rows.blocks import constant
 from .base import LikelihoodMixin, check_which, coef_table, num, row_key
 from .glm import METHOD_LABEL, gradient_note
+from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
@@ -24,7 +28,13 @@ from .terms import wald_test_terms
 from .tidy import TidyMixin
 
 
-class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
+#: The outputs of MNLogit results that read the rows of the fit (see
+#: :mod:`glmclass.results.dask`).
+MNLOGIT_ROWS = {"fittedvalues": rows_of, "score_obs": rows_of, "pred_table": total_of,
+                "predict": new_rows_of}
+
+
+class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNLOGIT_ROWS):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
     Built by :meth:`MNLogit.fit`.
@@ -166,6 +176,17 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
     def _cov(self) -> pd.DataFrame:
         return pd.DataFrame(self._cov_values, index=self._multi_index,
                             columns=self._multi_index)
+
+    def partition_model(self, data: ModelData):
+        """The model over the rows ``data`` of one partition, in memory: the response as codes
+        of the fit's levels (the reference first), its frequency weights and offset."""
+        m = self.model
+        n, a = data.nrows, data.arrays
+        fit_levels = [m.ref] + [lv for lv in m.levels if lv != m.ref]
+        f, off = a.get("freq_weights"), a.get("offset")
+        return shallow_copy(m, data=data, codes=encode(data.endog, fit_levels),
+                            freq_weights=constant(1.0, n) if f is None else f,
+                            offset=constant(0.0, n) if off is None else off)
 
     @property
     def history(self) -> pd.Series:
