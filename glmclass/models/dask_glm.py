@@ -175,6 +175,9 @@ class DaskGLMProblem(GLMProblem):
         """Rows with positive prior weight (as R's ``glm.fit``)."""
         return blocks if self._positive_only else blocks.positive_weights()
 
+    def fit_rows(self) -> DaskBlocks:
+        return self._fit_rows(self.blocks())
+
     def irls(self, control: Control, start: np.ndarray | None = None,
              penalty: Penalty | None = None, X=None) -> IRLSFit:
         blocks = self.blocks().intercept_only() if isinstance(X, str) else self.blocks(X)

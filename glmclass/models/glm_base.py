@@ -25,7 +25,7 @@ from .. import families as F
 from ..data.model_data import ModelData, check_finite
 from ..data.response import binomial_response, encode
 from ..errors import ConvergenceWarning, RankDeficientWarning
-from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
+from ..rows.blocks import ArrayBlocks, Block, OneBlock, RowBlocks, block_rows, constant
 from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
 from .base import Model, check_weights
@@ -52,6 +52,85 @@ class NullFit:
 
     intercept: float
     deviance: float | None
+
+
+class _HeldAt:
+    """``fn`` of the blocks of a :class:`FixedColumn` (picklable, for Dask workers)."""
+
+    def __init__(self, fn, j: int, b: float, others: np.ndarray) -> None:
+        self.fn, self.j, self.b, self.others = fn, j, b, others
+
+    def __call__(self, blk: Block):
+        return self.fn(held_block(blk, self.j, self.b, self.others))
+
+
+def held_block(blk: Block, j: int, b: float, others: np.ndarray) -> Block:
+    """``blk`` with column j at coefficient b: its column moved into the offset, the design
+    the columns ``others``."""
+    return Block(blk.X[:, others], blk.y, blk.weights, blk.offset + b * blk.X[:, j], blk.start)
+
+
+class FixedColumn(RowBlocks):
+    """A row source with one coefficient held fixed: column j times b added to the offset,
+    the design cut to the columns ``others`` (the refits of profile likelihoods). Every pass
+    is a pass over ``source`` (in memory or Dask partitions) with each block so changed.
+
+    Parameters
+    ----------
+    source : RowBlocks
+    j : int
+        The held column of ``source``'s design.
+    b : float
+        Its coefficient.
+    others : ndarray of int
+        Columns of ``source`` that stay in the design.
+    """
+
+    def __init__(self, source: RowBlocks, j: int, b: float, others: np.ndarray) -> None:
+        self.source, self.j, self.b = source, int(j), float(b)
+        self.others = np.asarray(others, dtype=np.intp)
+        self.sample_hessians = source.sample_hessians
+
+    @property
+    def n_rows(self) -> int:
+        return self.source.n_rows
+
+    @property
+    def n_cols(self) -> int:
+        return int(self.others.size)
+
+    def _like(self, source: RowBlocks, others: np.ndarray | None = None) -> FixedColumn:
+        return FixedColumn(source, self.j, self.b, self.others if others is None else others)
+
+    def reduce(self, fn, zero, combine=None):
+        held = _HeldAt(fn, self.j, self.b, self.others)
+        if combine is None:
+            return self.source.reduce(held, zero)
+        return self.source.reduce(held, zero, combine)
+
+    def map(self, fn):
+        return self.source.map(_HeldAt(fn, self.j, self.b, self.others))
+
+    def take_columns(self, keep: np.ndarray) -> RowBlocks:
+        keep = np.asarray(keep)
+        return self._like(self.source, self.others[keep])
+
+    def take_rows(self, mask: np.ndarray) -> RowBlocks:
+        return self._like(self.source.take_rows(mask))
+
+    def intercept_only(self) -> RowBlocks:
+        raise TypeError("intercept_only on a source with a held column: hold the column on "
+                        "the intercept-only source instead")
+
+    def subsample(self, n_rows: int) -> RowBlocks | None:
+        sub = self.source.subsample(n_rows)
+        return None if sub is None else self._like(sub)
+
+    def gathered(self) -> RowBlocks:
+        g = self.source.gathered()
+        if isinstance(g, OneBlock):  # rows in memory in one block: hold the column once
+            return OneBlock(held_block(g.block, self.j, self.b, self.others), self)
+        return self._like(g)
 
 
 def gram_applies(family: F.Family, observed: bool, gram: np.ndarray | None,
@@ -229,6 +308,26 @@ class GLMProblem:
         intercept = self.data.intercept_index if X is None else None
         return irls(blocks if pos is None else blocks.take_rows(pos), self.family, start,
                     control, penalty, intercept)
+
+    def fit_rows(self) -> RowBlocks:
+        """The rows IRLS fits: those with positive prior weight (as R's ``glm.fit``)."""
+        pos = self.positive_rows
+        return self.blocks() if pos is None else self.blocks().take_rows(pos)
+
+    def held_fit(self, j: int, b: float, others: np.ndarray, control: Control,
+                 start: np.ndarray | None = None) -> IRLSFit:
+        """IRLS with coefficient j held at b (its column moved into the offset) on the
+        columns ``others``: one refit of a profile likelihood, passes over the row source."""
+        return irls(FixedColumn(self.fit_rows(), j, b, others), self.family, start, control)
+
+    def held_deviance(self, j: int, b: float) -> float:
+        """Deviance at eta = offset + b x_j (no other column), one pass over the rows."""
+        fam = self.family
+
+        def dev(blk: Block) -> float:
+            return float(np.sum(blk.weights * fam.unit_deviance(blk.y, blk.offset)))
+
+        return FixedColumn(self.fit_rows(), j, b, np.zeros(0, dtype=np.intp)).reduce(dev, 0.0)
 
     def null_fit(self, control: Control, lazy: bool = False) -> NullFit:
         """Intercept-only fit with the offset kept, as R's null deviance; eta = offset without

@@ -22,6 +22,7 @@ glmclass does not import dask.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import uuid
 from collections.abc import Callable
@@ -215,6 +216,42 @@ def map_new_rows(det, exog, kwargs: dict, what: str = "predict"):
         return exog.map_partitions(_predict_partition, offset, det, what, kwargs, meta=meta,
                                    align_dataframes=False)
     return exog.map_partitions(_predict_partition, None, det, what, kwargs, meta=meta)
+
+
+def _fingerprint_in(res, data) -> str:
+    """The fingerprint of the in-memory rows of ``res`` as Dask data ``data`` computes its own
+    (per partition of ``data.lengths``: a hash of the labels, and of the frequency weights
+    when some are not 1; :meth:`glmclass.data.dask.DataFacts.fingerprint`)."""
+    mine = res.model.data
+    index = mine.index
+    fw = mine.arrays.get("freq_weights")
+    ends = np.cumsum(data.lengths)
+    starts = ends - np.asarray(data.lengths)
+    h = hashlib.sha1()
+    for s, e in zip(starts, ends, strict=True):
+        h.update(hashlib.sha1(pd.util.hash_array(np.asarray(index[s:e])).tobytes()).digest())
+    facts = data.facts.arrays.get("freq_weights")
+    if facts is not None and facts.nonunit:
+        for s, e in zip(starts, ends, strict=True):
+            w = fw[s:e] if fw is not None else np.ones(e - s)
+            h.update(hashlib.sha1(np.ascontiguousarray(w, dtype=float).tobytes()).digest())
+    return h.hexdigest()
+
+
+def same_rows(a, b) -> bool:
+    """Whether two fits used the same rows (labels, order and frequency weights), whichever
+    data each was fit on: a fit on Dask data and one in memory are compared in the layout of
+    the Dask partitions."""
+    if float(a.nobs) != float(b.nobs):
+        return False
+    if a._row_key == b._row_key:
+        return True
+    if partitioned(a) == partitioned(b):
+        return False
+    lazy, mem = (a, b) if partitioned(a) else (b, a)
+    if mem.model.data.nrows != lazy.model.data.nrows:
+        return False
+    return _fingerprint_in(mem, lazy.model.data) == lazy._row_key
 
 
 def unavailable(what: str):

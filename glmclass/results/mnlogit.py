@@ -9,24 +9,23 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..data.model_data import ModelData
+from ..data.response import encode
 from ..errors import GlmclassWarning
 from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
+from ..rows.blocks import constant
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
-from ..data.model_data import ModelData
-from ..data.response import encode
-from ..rows.blocks import constant
 from .base import LikelihoodMixin, check_which, coef_table, num, row_key
-from .glm import METHOD_LABEL, gradient_note
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
+from .glm import METHOD_LABEL, gradient_note
 from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
 from .robust import NONROBUST, CovSpec, freq_or_none, sandwich
 from .terms import wald_test_terms
 from .tidy import TidyMixin
-
 
 #: The outputs of MNLogit results that read the rows of the fit (see
 #: :mod:`glmclass.results.dask`).
