@@ -128,6 +128,9 @@ def _local_call(det, part: tuple, path: tuple):
     a step with kwargs a call."""
     out = local_results(det, part)
     for name, kwargs in path:
+        if isinstance(name, int):  # an item of a tuple output
+            out = out[name]
+            continue
         out = getattr(out, name)
         if kwargs is not None:
             out = out(**kwargs)

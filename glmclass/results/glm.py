@@ -229,6 +229,12 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         :class:`~glmclass.results.influence.GLMInfluence`."""
         return GLMInfluence(self)
 
+    def influence_given(self, totals: dict) -> GLMInfluence:
+        """The influence measures of these rows with the pieces ``totals`` that sum over every
+        row of the fit (see :class:`~glmclass.results.influence.GLMInfluence`): the measures
+        of one partition of Dask data."""
+        return GLMInfluence(self, totals or None)
+
     @property
     def history(self) -> pd.Series:
         """Deviance after each iteration (IRLS, Newton) or epoch (gradient methods)."""
