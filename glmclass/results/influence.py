@@ -297,7 +297,7 @@ class GLMInfluence(RowOutputs, rows=INFLUENCE_ROWS):
     @cached_property
     def cov_ratio(self) -> pd.Series:
         """R's ``covratio(fit)``: (sigma_(i) / s)^(2p) / (1 - h_i), s^2 = sum d^2 / (n - p)."""
-        d, h = self._deviance, self._h
+        h = self._h
         s = np.sqrt(self.totals["dev2"] / (self._n - self.k_vars))
         with np.errstate(divide="ignore", invalid="ignore"):
             v = self._finite((self._sigma / s) ** (2 * self.k_vars) / (1.0 - h))
