@@ -203,7 +203,7 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         _, prob, _ = softmax_parts(self._eta(m.exog, m.offset))
         resid = (m.codes[:, None] == np.arange(1, m.K)[None, :]) - prob  # (n, K-1)
         resid *= np.asarray(m.freq_weights, dtype=float)[:, None]
-        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
+        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], resid.shape[1] * X.shape[1])
 
     def score_obs(self) -> pd.DataFrame:
         """Per-row contributions to the score of the log-likelihood at the estimates,
