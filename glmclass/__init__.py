@@ -29,8 +29,7 @@ from .models.perceptron import Perceptron
 from .models.robust_link import robust_logit_profile
 from .results.anova import anova, lrtest
 from .results.io import load
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__  # floor 0: results/io reads it too
 
 __all__ = [
     "BayesGLM", "BayesLogit", "FirthLogit",

@@ -25,7 +25,7 @@ from ..rows.blocks import Block
 from ..rows.dask import DaskBlocks
 from ..rows.gram import weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
-from .glm_base import GLMProblem, NullFit, gram_applies
+from .glm_problem import GLMProblem, NullFit, gram_applies
 
 
 def _encode_y(y, levels) -> np.ndarray:

@@ -26,6 +26,7 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
+from .. import version
 from ..data.model_data import is_dask
 from ..errors import GlmclassWarning
 from ..formula.design import _referenced_columns
@@ -79,10 +80,8 @@ def save(res, path, remove_data: bool = False) -> None:
     """Pickle ``res`` (optionally without its rows) with a format header."""
     if not isinstance(remove_data, (bool, np.bool_)):
         raise ValueError(f"remove_data must be True or False, got {remove_data!r}")
-    from .. import __version__
-
     obj = without_data(res) if remove_data else res
-    payload = {"format": FORMAT, "layout": LAYOUT, "glmclass": __version__, "results": obj}
+    payload = {"format": FORMAT, "layout": LAYOUT, "glmclass": version.__version__, "results": obj}
     if hasattr(path, "write"):
         pickle.dump(payload, path, protocol=pickle.HIGHEST_PROTOCOL)
         return
@@ -119,8 +118,7 @@ def load(path: str | os.PathLike | IO[bytes]):
     if not (isinstance(payload, dict) and payload.get("format") == FORMAT):
         raise ValueError(f"{path!r} is not a glmclass results file (written by "
                          "results.save(path))")
-    from .. import __version__
-
+    __version__ = version.__version__
     if payload.get("glmclass") != __version__:
         warnings.warn(f"these results were saved by glmclass {payload.get('glmclass')} and are "
                       f"loaded by {__version__}; check them", GlmclassWarning, stacklevel=2)

@@ -145,6 +145,6 @@ def test_load_refuses_other_pickles(tmp_path):
 def test_load_warns_on_another_version(tmp_path, monkeypatch):
     path = tmp_path / "res.pkl"
     fits()["logit"].save(path)
-    monkeypatch.setattr(gc, "__version__", "9.9")
+    monkeypatch.setattr(gc.version, "__version__", "9.9")  # what gc.__version__ reads
     with pytest.warns(gc.GlmclassWarning, match="saved by glmclass 0.1.0 and are loaded by 9.9"):
         gc.load(path)
