@@ -360,6 +360,11 @@ class RowOutputs:
             if name in cls.__dict__:
                 setattr(cls, name, _wrap(cls.__dict__[name], handler, name, cls))
 
+    def __getstate__(self) -> dict:
+        """The state to pickle: lazy Dask collections cached from the rows are left out (they
+        may hold functions of the graph; they are made again when asked)."""
+        return {k: v for k, v in self.__dict__.items() if not is_dask(v)}
+
     def partition_model(self, data: ModelData) -> Any:
         """The model of these results over the rows ``data`` of one partition (in memory):
         the classifiers' response as codes of their levels; models holding other encoded

@@ -233,3 +233,38 @@ def test_generative_results_still_lazy_and_picklable(frame, ddf):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         close(lazy.error_rate, mem.error_rate)
+
+
+def test_firth_logit(birthwt, bddf, frame, ddf):
+    mem = gc.FirthLogit.from_formula(FORMULA, birthwt).fit()
+    lazy = gc.FirthLogit.from_formula(FORMULA, bddf).fit()
+    assert type(lazy) is type(mem)
+    for name in ("params", "bse", "llf", "llnull", "llf_penalized", "llnull_penalized",
+                 "deviance", "null_deviance", "aic", "bic", "llr"):
+        close(getattr(lazy, name), getattr(mem, name))
+    got = lazy.hat_matrix_diag
+    assert isinstance(got, dd.Series)
+    close(got.compute(), mem.hat_matrix_diag)
+    close(lazy.conf_int(method="profile"), mem.conf_int(method="profile"))
+    close(lazy.plr_test(), mem.plr_test())
+    close(lazy.predict(birthwt), mem.predict(birthwt))
+    close(pickle.loads(pickle.dumps(lazy)).predict(bddf).compute(), mem.predict(birthwt))
+    assert str(lazy.summary()) == str(mem.summary())
+    f = "y ~ x + C(g)"  # weights and an offset; no intercept
+    mem = gc.FirthLogit.from_formula(f, frame, freq_weights=frame.w, offset=frame.off).fit()
+    lazy = gc.FirthLogit.from_formula(f, ddf, freq_weights=ddf.w, offset=ddf.off).fit()
+    close(lazy.params, mem.params)
+    close(lazy.bse, mem.bse)
+    close(lazy.hat_matrix_diag.compute(), mem.hat_matrix_diag)
+    mem = gc.FirthLogit.from_formula("y ~ x + z - 1", frame).fit()
+    lazy = gc.FirthLogit.from_formula("y ~ x + z - 1", ddf).fit()
+    close(lazy.params, mem.params)
+    close(lazy.null_deviance, mem.null_deviance)
+
+
+def test_pickle_after_lazy_values_were_made(fits, birthwt):
+    mem, lazy = fits
+    lazy.llf, lazy.fittedvalues  # noqa: B018 - caches holding Dask graphs
+    back = pickle.loads(pickle.dumps(lazy))
+    close(back.llf, mem.llf)
+    close(back.fittedvalues.compute(), mem.fittedvalues)
