@@ -26,7 +26,7 @@ import hashlib
 import inspect
 import uuid
 from collections.abc import Callable
-from functools import cached_property, wraps
+from functools import cache, cached_property, wraps
 from typing import Any, ClassVar
 
 import numpy as np
@@ -298,25 +298,32 @@ def total_of(original: Callable, res, *args, **kwargs):
 def new_rows_of(original: Callable, res, *args, **kwargs):
     """``predict``-like outputs: in-sample lazy on Dask data; new Dask data lazy for a fit on
     either data; new pandas data in memory."""
+    exog = args[0] if args else kwargs.get("exog")
+    lazy = partitioned(res) if exog is None else is_dask(exog)
+    if not lazy:  # in memory: no argument binding on this path
+        return original(res, *args, **kwargs)
     named = _named(original, args, kwargs)
-    exog = named.pop("exog", None)
-    if exog is None and partitioned(res):
+    named.pop("exog", None)
+    if exog is None:
         return lazy_rows(res, ((original.__name__, named),))
-    if exog is not None and is_dask(exog):
-        return map_new_rows(detach(res), exog, named, original.__name__)
-    return original(res, *args, **kwargs)
+    return map_new_rows(detach(res), exog, named, original.__name__)
 
 
 def _is_property_body(fn: Callable) -> bool:
     return getattr(fn, "_row_property", False)
 
 
+@cache
+def _signature(fn: Callable) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
 def _named(fn: Callable, args: tuple, kwargs: dict) -> dict:
     """The arguments of a call of ``fn`` (without self) by name."""
-    bound = inspect.signature(fn).bind(None, *args, **kwargs)
-    named = dict(bound.arguments)
-    named.pop(next(iter(inspect.signature(fn).parameters)))
-    extra = named.pop("kwargs", None) if "kwargs" in inspect.signature(fn).parameters else None
+    sig = _signature(fn)
+    named = dict(sig.bind(None, *args, **kwargs).arguments)
+    named.pop(next(iter(sig.parameters)))
+    extra = named.pop("kwargs", None) if "kwargs" in sig.parameters else None
     return named | (extra or {})
 
 
