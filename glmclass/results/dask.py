@@ -271,7 +271,7 @@ def rows_of(original: Callable, res, *args, **kwargs):
     """A per-row output: lazy over the partitions on Dask data."""
     if not partitioned(res):
         return original(res, *args, **kwargs)
-    call = None if _is_property_body(original) else _named(original, args, kwargs)
+    call = None if is_property_body(original) else _named(original, args, kwargs)
     return lazy_rows(res, ((original.__name__, call),))
 
 
@@ -291,7 +291,7 @@ def total_of(original: Callable, res, *args, **kwargs):
     """A sum over rows: one pass of per-partition sums on Dask data."""
     if not partitioned(res):
         return original(res, *args, **kwargs)
-    call = None if _is_property_body(original) else _named(original, args, kwargs)
+    call = None if is_property_body(original) else _named(original, args, kwargs)
     return row_total(res, ((original.__name__, call),))
 
 
@@ -309,8 +309,9 @@ def new_rows_of(original: Callable, res, *args, **kwargs):
     return map_new_rows(detach(res), exog, named, original.__name__)
 
 
-def _is_property_body(fn: Callable) -> bool:
-    return getattr(fn, "_row_property", False)
+def is_property_body(fn: Callable) -> bool:
+    """Whether ``fn`` is the body of a (cached) property wrapped as a row output."""
+    return getattr(fn, "row_property", False)
 
 
 @cache
@@ -330,7 +331,7 @@ def _named(fn: Callable, args: tuple, kwargs: dict) -> dict:
 def _wrap(original: Any, handler: Callable, name: str, owner: type) -> Any:
     if isinstance(original, (cached_property, property)):
         body = original.func if isinstance(original, cached_property) else original.fget
-        body._row_property = True
+        body.row_property = True
 
         @wraps(body)
         def get(self):

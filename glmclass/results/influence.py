@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from ..numerics.linalg import spd_inverse
-from .dask import RowOutputs, lazy_rows, partitioned
+from .dask import RowOutputs, is_property_body, lazy_rows, partitioned
 
 #: Hat values this close to 1 count as 1: the row is fit exactly (R uses 10 eps on its QR-based
 #: values; ours come from the inverse information, accurate to ~1e-13 on such rows).
@@ -43,9 +43,9 @@ def _influence_rows(original, infl, *args, **kwargs):
     res = infl.results
     if not partitioned(res):
         return original(infl, *args, **kwargs)
-    res._hat_inverse  # noqa: B018 - global p x p pieces, computed before shipping
+    res.hat_matrix_diag  # noqa: B018 - makes the global p x p pieces before shipping
     name = original.__name__
-    step = (name, None if getattr(original, "_row_property", False) else {})
+    step = (name, None if is_property_body(original) else {})
     path = (("influence_given", {"totals": infl.totals}), step)
     if name == "cooks_distance":
         return tuple(lazy_rows(res, (*path, (i, None))) for i in (0, 1))
