@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .results.dask import partitioned, same_rows
 from .summary import table_cells, text_table
 
 _COLUMNS = ["nobs", "df_model", "llf", "aic", "bic", "delta_bic", "bic_weight", "log_evidence",
@@ -85,7 +86,7 @@ def _kind(res) -> str:
 def _check_results(results: list) -> None:
     """Every item must be a fitted results object; say what it is otherwise."""
     for i, r in enumerate(results, start=1):
-        if all(hasattr(r, a) for a in ("llf", "k_params", "nobs", "_row_key", "model")):
+        if all(hasattr(r, a) for a in ("llf", "k_params", "nobs", "rows_fingerprint", "model")):
             continue
         if hasattr(r, "fit") and hasattr(r, "exog"):
             raise TypeError(f"compare: item {i} is a {type(r).__name__} model, not a fitted "
@@ -126,8 +127,8 @@ def _response_key(res) -> str:
     """
     m = res.model
     values = m.data.endog
-    if getattr(m.data, "partitioned", False):  # Dask: the response stays in the partitions
-        return hashlib.sha1(f"{m.data.endog_name}\0{res._row_key}".encode()).hexdigest()
+    if partitioned(res):  # Dask: the response stays in the partitions
+        return hashlib.sha1(f"{m.data.endog_name}\0{res.rows_fingerprint}".encode()).hexdigest()
     if getattr(m, "levels", None) is not None:
         codes, _ = pd.factorize(np.asarray(values, dtype=object))
         return _digest(codes.astype(np.int64))
@@ -139,6 +140,8 @@ def _response_key(res) -> str:
 
 def _check_responses(results: list, names: list[str]) -> None:
     keys = [_response_key(r) for r in results]
+    if any(partitioned(r) for r in results):  # the rows are the same (checked): by column name
+        keys = [r.model.data.endog_name for r in results]
     if len(set(keys)) > 1:
         j = next(i for i, k in enumerate(keys) if k != keys[0])
         a, b = (results[i].model.data.endog_name for i in (0, j))
@@ -232,8 +235,7 @@ def compare(results: Sequence, names: Sequence[str] | None = None,
     if len(names) != len(results):
         raise ValueError(f"{len(names)} names for {len(results)} models")
     names = _disambiguate([str(n) for n in names])
-    keys = {r._row_key for r in results}
-    if len(keys) > 1 or len({float(r.nobs) for r in results}) > 1:
+    if not all(same_rows(results[0], r) for r in results[1:]):
         raise ValueError("the models were fit to different rows (different data, missing-value "
                          "drops or weights); compare models fit to the same rows")
     _check_responses(results, names)

@@ -261,12 +261,9 @@ class Model:
         object.__setattr__(self, "_frozen", True)
 
     def _results(self, cls: type) -> type:
-        """The results class to build: ``cls``, or its version for Dask data (the same class
-        with lazy per-row outputs, :mod:`glmclass.results.dask`)."""
-        if getattr(self.data, "partitioned", False):
-            from ..results.dask import on_dask
-
-            return on_dask(cls)
+        """The results class to build: ``cls``, whichever data the model holds (its outputs
+        that read the rows go through the row source, :mod:`glmclass.results.dask`).
+        Kept so that the fits need not change; a fit may name its results class directly."""
         return cls
 
     def _setup(self, data: ModelData, **options) -> None:  # pragma: no cover - abstract

@@ -25,7 +25,7 @@ from ..rows.blocks import Block
 from ..rows.dask import DaskBlocks
 from ..rows.gram import weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
-from .glm_base import GLMProblem, NullFit, gram_applies
+from .glm_problem import GLMProblem, NullFit, gram_applies
 
 
 def _encode_y(y, levels) -> np.ndarray:
@@ -180,6 +180,9 @@ class DaskGLMProblem(GLMProblem):
         """Rows with positive prior weight (as R's ``glm.fit``)."""
         return blocks if self._positive_only else blocks.positive_weights()
 
+    def fit_rows(self) -> DaskBlocks:
+        return self._fit_rows(self.blocks())
+
     def irls(self, control: Control, start: np.ndarray | None = None,
              penalty: Penalty | None = None, X=None) -> IRLSFit:
         blocks = self.blocks().intercept_only() if isinstance(X, str) else self.blocks(X)
@@ -229,10 +232,10 @@ class DaskGLMProblem(GLMProblem):
         return float(sum(parts))
 
     def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
-                    gram: np.ndarray | None = None, gram_information: str = "expected"
-                    ) -> np.ndarray:
+                    gram: np.ndarray | None = None, gram_information: str = "expected",
+                    shift: np.ndarray | None = None) -> np.ndarray:
         fam = self.family
-        if gram_applies(fam, observed, gram, gram_information):
+        if shift is None and gram_applies(fam, observed, gram, gram_information):
             return gram[np.ix_(keep, keep)]
         b = coef[keep]
 
@@ -242,11 +245,9 @@ class DaskGLMProblem(GLMProblem):
                 return blk.weights * fam.observed_weights(blk.y, eta)
             return blk.weights * fam.working_weights(eta)
 
-        return weighted_gram(self.blocks().take_columns(keep), w)
+        return weighted_gram(self.blocks().take_columns(keep), w,
+                             None if shift is None else shift[keep])
 
-    def detached(self, data) -> GLMProblem:
-        """A plain GLMProblem without rows (for predictions shipped to workers)."""
-        return GLMProblem(data, self.family, None, self.levels, None, None, None)
 
 
 def _check_weight_facts(arrays: dict) -> None:

@@ -27,7 +27,7 @@ from ..data.model_data import ModelData
 from ..progress import IterationLog
 from ..results.firth import FirthResults
 from ..rows.blocks import ArrayBlocks
-from ..solvers.firth import FirthFit, firth_logit
+from ..solvers.firth import FirthFit, firth_logit, firth_logit_rows
 from ..solvers.irls import Control
 from ..solvers.rank import aliased_design_columns
 from .base import check_start, fit_control
@@ -64,8 +64,8 @@ class FirthLogit(GLMBase):
     and ``logistf``. Frequency weights and trials enter the penalty alike (three copies of a
     row and one row of three trials give the same estimate). Rank-deficient designs are handled
     as :class:`~glmclass.Logit` handles them: a column that is a linear combination of earlier
-    ones is aliased (NaN estimate, :class:`~glmclass.RankDeficientWarning`). Data must be in
-    memory (the hat values are per row), not in Dask collections.
+    ones is aliased (NaN estimate, :class:`~glmclass.RankDeficientWarning`). On Dask data every
+    evaluation is two passes over the partitions and the hat values are a lazy per-row map.
 
     References
     ----------
@@ -79,10 +79,6 @@ class FirthLogit(GLMBase):
                          var_weights=var_weights)
 
     def _setup(self, data: ModelData) -> None:
-        if getattr(data, "partitioned", False):
-            raise ValueError("FirthLogit needs the rows in memory (its penalty has one hat "
-                             "value per row): call .compute() on the Dask data first, or use "
-                             "gc.Logit / gc.BayesLogit on Dask data")
         if data.exog.shape[1] == 0:
             raise ValueError("FirthLogit needs at least one design column (an intercept or a "
                              "predictor)")
@@ -113,15 +109,26 @@ class FirthLogit(GLMBase):
         fc = fit_control(maxiter, tol)
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           progress=IterationLog("penalised deviance") if disp else None)
-        X, y, w, off, pos = self._rows()
-        aliased = aliased_design_columns(ArrayBlocks(X, y, w, off))
-        keep = ~aliased
-        icol = self._kept_intercept(keep)
-        fit = firth_logit(X[:, keep], y, w, off, None if start is None else start[keep],
-                          control, intercept=icol)
-        fit = self._embed(fit, aliased, pos)
         inner = Control(maxiter=max(100, fc.maxiter), tol=fc.tol)
-        null, null_penalized = self._null_fits(X[:, keep], y, w, off, icol, inner)
+        if getattr(self.data, "partitioned", False):  # rows in Dask partitions: passes
+            rows = self.problem.fit_rows()
+            aliased = aliased_design_columns(rows)
+            keep = ~aliased
+            icol = self.kept_intercept(keep)
+            fit = firth_logit_rows(rows.take_columns(keep),
+                                   None if start is None else start[keep], control,
+                                   intercept=icol)
+            fit = self._embed(fit, aliased, None)
+            null, null_penalized = self._null_fits_rows(rows, keep, icol, inner)
+        else:
+            X, y, w, off, pos = self._rows()
+            aliased = aliased_design_columns(ArrayBlocks(X, y, w, off))
+            keep = ~aliased
+            icol = self.kept_intercept(keep)
+            fit = firth_logit(X[:, keep], y, w, off, None if start is None else start[keep],
+                              control, intercept=icol)
+            fit = self._embed(fit, aliased, pos)
+            null, null_penalized = self._null_fits(X[:, keep], y, w, off, icol, inner)
         results = FirthResults(self, fit, null, null_penalized)
         self._warn_aliased(aliased)
         self._warn_convergence(fit, "Firth's modified-score iteration", _HINT)
@@ -138,9 +145,46 @@ class FirthLogit(GLMBase):
             return self.exog, p.endog, pw, np.asarray(p.offset, dtype=float), pos
         return self.exog[pos], p.endog[pos], pw[pos], np.asarray(p.offset)[pos], pos
 
-    def _embed(self, fit: FirthFit, aliased: np.ndarray, pos: np.ndarray) -> FirthFit:
+    def penalized_refit(self, keep: np.ndarray):
+        """Refits of Firth's penalised likelihood on the kept columns, for profiles and
+        penalised likelihood-ratio tests: ``refit(start, control, free, intercept)`` ->
+        :class:`~glmclass.solvers.firth.FirthFit` (in memory, or passes over Dask
+        partitions)."""
+        if getattr(self.data, "partitioned", False):
+            rows = self.problem.fit_rows().take_columns(keep)
+
+            def refit(start, control, free, intercept) -> FirthFit:
+                return firth_logit_rows(rows, start, control, free, intercept)
+
+            return refit
+        X, y, w, off, _ = self._rows()
+        X = X if keep.all() else X[:, keep]
+
+        def refit(start, control, free, intercept) -> FirthFit:  # noqa: F811
+            return firth_logit(X, y, w, off, start, control, free, intercept)
+
+        return refit
+
+    def _null_fits_rows(self, rows, keep: np.ndarray, icol: int | None,
+                        control: Control) -> tuple[NullFit, FirthFit]:
+        """:meth:`_null_fits` by passes over the rows (Dask partitions)."""
+        ones = rows.intercept_only()
+        if icol is None:
+            own = firth_logit_rows(ones, np.zeros(1), control, free=np.zeros(1, bool))
+            null = NullFit(0.0, own.deviance)
+        else:
+            own = firth_logit_rows(ones, None, control)
+            null = NullFit(float(own.coef[0]), own.deviance)
+        free = np.zeros(int(keep.sum()), dtype=bool)
+        if icol is not None:
+            free[icol] = True
+        return null, firth_logit_rows(rows.take_columns(keep), None, control, free=free,
+                                      intercept=icol)
+
+    def _embed(self, fit: FirthFit, aliased: np.ndarray, pos: np.ndarray | None) -> FirthFit:
         """The fit on all design columns (NaN for aliased ones, zero rows in the information)
-        and all rows (hat value 0 where the weight is 0)."""
+        and all rows (hat value 0 where the weight is 0; no hat values from a fit over a row
+        source: the results map them from ``cov``)."""
         keep = ~aliased
         coef = np.full(aliased.shape[0], np.nan)
         coef[keep] = fit.coef
@@ -148,11 +192,13 @@ class FirthLogit(GLMBase):
         gram[np.ix_(keep, keep)] = fit.gram
         cov = np.full_like(gram, np.nan)
         cov[np.ix_(keep, keep)] = fit.cov
-        hat = np.zeros(pos.shape[0])
-        hat[pos] = fit.hat
+        hat = None
+        if fit.hat is not None:
+            hat = np.zeros(pos.shape[0])
+            hat[pos] = fit.hat
         return replace(fit, coef=coef, gram=gram, cov=cov, hat=hat, aliased=aliased)
 
-    def _kept_intercept(self, keep: np.ndarray) -> int | None:
+    def kept_intercept(self, keep: np.ndarray) -> int | None:
         """The index of the column of ones among the kept columns (None: no intercept, or
         aliased)."""
         icol = self.data.intercept_index

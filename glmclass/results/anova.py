@@ -26,6 +26,7 @@ from scipy import stats
 
 from ..errors import GlmclassWarning
 from .bayes import BayesGLMResults
+from .dask import partitioned, same_rows
 from .firth import FirthResults
 
 
@@ -55,7 +56,7 @@ class LRTestResults:
 def _check_results(results: Sequence, what: str) -> None:
     """Every fit a maximum-likelihood fit of the same response on the same rows."""
     for i, r in enumerate(results, 1):
-        if not all(hasattr(r, a) for a in ("llf", "k_params", "nobs", "_row_key", "model")):
+        if not all(hasattr(r, a) for a in ("llf", "k_params", "nobs", "rows_fingerprint", "model")):
             raise TypeError(f"{what}: argument {i} is not a fitted glmclass model (got "
                             f"{type(r).__name__}); pass results of .fit()")
         if isinstance(r, BayesGLMResults):
@@ -69,18 +70,23 @@ def _check_results(results: Sequence, what: str) -> None:
                              "llr_pvalue) or Wald tests (wald_test_terms())")
     first = results[0]
     for i, r in enumerate(results[1:], 2):
-        if r._row_key != first._row_key or float(r.nobs) != float(first.nobs):
+        if not same_rows(first, r):
             raise ValueError(
                 f"{what}: model {i} was fit to different rows than model 1 ({r.nobs:g} and "
                 f"{first.nobs:g} observations, or other rows or weights; missing values in "
                 "a column only one formula uses drop different rows); fit both to the same "
                 "rows, e.g. data.dropna(subset=[...every column either model uses...])")
-        if not _same_response(first.model, r.model):
+        if not _same_response(first, r):
             raise ValueError(f"{what}: model {i} has a different response than model 1; "
                              "the likelihoods of different responses cannot be compared")
 
 
-def _same_response(a, b) -> bool:
+def _same_response(ra, rb) -> bool:
+    """The same response column (its values; on Dask data, where the response stays in the
+    partitions, its name: the rows are checked the same)."""
+    a, b = ra.model, rb.model
+    if partitioned(ra) or partitioned(rb):
+        return a.data.endog_name == b.data.endog_name
     ya, yb = a.data.endog, b.data.endog
     try:
         return bool(np.array_equal(np.asarray(ya, dtype=object), np.asarray(yb, dtype=object)))

@@ -1,30 +1,39 @@
-"""Results of fits on Dask data: the same results classes, with lazy per-row outputs.
+"""Per-row outputs of results through the row source: arrays in memory, lazy maps on Dask.
 
-A fit on Dask partitions builds the usual results class (``GLMResults``, ``MNLogitResults``,
-``LDAResults``, ...) through :func:`on_dask`, which adds one mixin: every quantity that the
-in-memory class computes from full-length arrays is computed partition by partition instead, by
-the *in-memory* code itself, run where each partition lives on a results object that holds only
-that partition's rows (:func:`local_results`). Per-row outputs (fitted values, residuals,
-in-sample predictions, predictions for a Dask DataFrame) are lazy Dask collections; sums over
-rows (Pearson's chi-squared, the generative log-likelihoods, confusion tables) are reductions.
+There is one results class per model kind (``GLMResults``, ``MNLogitResults``, ``LDAResults``,
+...), whichever data it was fit on. Each derives from :class:`RowOutputs` and names, with
+``rows=`` in its class statement, the outputs that read the rows of the fit (fitted values,
+residuals, scores, hat values, in-sample predictions, confusion tables, sums over rows) and
+how each is made when those rows live in Dask partitions. :class:`RowOutputs` wraps these
+outputs in place, in the class itself (no class is generated at run time, so results pickle):
+in memory they run as written; on Dask data each runs, by the same in-memory code, where each
+partition lives on a copy of the results that holds only that partition's rows
+(:func:`local_results`), and the outputs are lazy Dask collections (per-row values) or sums
+over the partitions (totals). Predictions for new Dask data are lazy for a fit on either data.
 
 Estimates, standard errors and everything derived from them are computed on the client exactly
-as in memory (they need only the p x p pieces the solvers return).
+as in memory (they need only the p x p pieces the solvers return); the global p x p pieces a
+per-row output needs (the inverse information of the hat values) are computed before the
+results are shipped to the partitions.
+
+Dask is imported in functions only: these paths run only for Dask data, and importing
+glmclass does not import dask.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import Any
+import hashlib
+import inspect
+import uuid
+from collections.abc import Callable
+from functools import cache, cached_property, wraps
+from typing import Any, ClassVar
 
-import dask
 import numpy as np
 import pandas as pd
-from dask import delayed
 
 from ..data.model_data import ModelData, is_dask
 from ..data.response import encode
-from ..rows.dask import _literal
 
 #: Cached results attributes that depend on the rows: never carried into a detached or local
 #: copy (they are recomputed there from the rows that copy holds).
@@ -32,7 +41,12 @@ ROW_CACHES = frozenset({
     "_eta", "_null_eta", "fittedvalues", "linear_predictor", "resid_response", "resid_pearson",
     "resid_deviance", "resid_working", "pearson_chi2", "_log_joint", "_log_post", "llf",
     "llf_conditional", "llnull", "error_rate", "hat_matrix_diag", "cv_posterior", "cv_class",
-    "cv_error"})
+    "cv_error", "_hats", "_firth_hat"})
+
+
+def partitioned(res) -> bool:
+    """Whether the rows of the fit of ``res`` live in Dask partitions."""
+    return bool(getattr(res.model.data, "partitioned", False))
 
 
 class RecipeSpec:
@@ -57,288 +71,334 @@ class RecipeSpec:
         return getattr(self._get(), name)
 
 
-def _plain(cls: type) -> type:
-    """The in-memory results class of a (possibly Dask) results class."""
-    return getattr(cls, "_in_memory", cls)
-
-
 def _light_data(data) -> ModelData:
     """The model data without rows: names, design spec, intercept, feature mask."""
     p = len(data.exog_names)
-    spec = RecipeSpec(data.recipe) if getattr(data, "recipe", None) is not None else data.spec
+    recipe = getattr(data, "recipe", None)
+    spec = RecipeSpec(recipe) if recipe is not None else data.spec
     return ModelData(np.empty((0, p)), list(data.exog_names), np.empty(0), data.endog_name,
                      pd.RangeIndex(0), {}, spec, data.n_dropped, data.formula,
                      data.intercept_index, data.feature_mask)
 
 
-def _copy(obj: Any, cls: type | None = None, **changes) -> Any:
-    """A shallow copy (frozen models included) without Dask collections and row caches."""
-    new = object.__new__(cls or type(obj))
+def shallow_copy(obj: Any, **changes) -> Any:
+    """A shallow copy of ``obj`` (frozen models included) without Dask collections and row
+    caches, with ``changes`` set."""
+    new = object.__new__(type(obj))
     state = {k: v for k, v in vars(obj).items() if not is_dask(v) and k not in ROW_CACHES}
     state.update(changes)
     new.__dict__.update(state)
     return new
 
 
+def _is_rows(value: Any, n: int) -> bool:
+    return is_dask(value) or (isinstance(value, np.ndarray) and value.ndim >= 1
+                              and value.shape[0] == n and n > 0)
+
+
 def detach(res) -> Any:
-    """A copy of ``res`` (its in-memory class) with no rows and no Dask collections: small
-    and picklable, shipped once to the workers for predictions."""
+    """A copy of ``res`` with no rows and no Dask collections: small and picklable, shipped
+    once to the workers (the model's ``problem``, when it has one, is asked for its copy
+    without rows: ``problem.detached(data)``)."""
     m = res.model
     light = _light_data(m.data)
-    extra = {"data": light}
-    problem = getattr(m, "problem", None)
-    if problem is not None and hasattr(problem, "detached"):
+    extra: dict = {"data": light}
+    problem = vars(m).get("problem")
+    if problem is not None:
         extra["problem"] = problem.detached(light)
-    for key in ("codes", "freq_weights", "offset", "endog"):
-        if is_dask(vars(m).get(key)):
+    n = m.data.nrows
+    for key, value in vars(m).items():
+        if key not in extra and _is_rows(value, n):
             extra[key] = None
-    return _copy(res, _plain(type(res)), model=_copy(m, **extra))
+    return shallow_copy(res, model=shallow_copy(m, **extra))
 
 
 def local_results(det, part: tuple) -> Any:
     """The in-memory results of ``det`` (a :func:`detach`-ed copy) over one partition's rows
     ``(X, y, arrays, index)``: its per-row and summed quantities are the partition's share."""
-    from ..models.glm_base import GLMProblem, constant
-
     X, y, arrays, index = part
-    m = det.model
-    d = m.data
-    n = X.shape[0]
+    d = det.model.data
     data = ModelData(X, d.exog_names, y, d.endog_name, pd.Index(index), dict(arrays), d.spec,
                      0, d.formula, d.intercept_index, d.feature_mask)
-    extra: dict = {"data": data}
-    a = {k: v for k, v in arrays.items() if v is not None}
-    if isinstance(getattr(m, "problem", None), GLMProblem):
-        from ..models.dask_glm import _encode_y
-
-        pr = m.problem
-        extra["problem"] = GLMProblem(
-            data, pr.family, _encode_y(y, pr.levels), pr.levels,
-            a.get("offset", constant(0.0, n)), a.get("freq_weights", constant(1.0, n)),
-            a.get("var_weights", constant(1.0, n)))
-    elif hasattr(m, "_fit_levels"):  # MNLogit
-        extra.update(codes=encode(y, m._fit_levels), freq_weights=a.get("freq_weights",
-                     constant(1.0, n)), offset=a.get("offset", constant(0.0, n)))
-    else:  # generative classifiers
-        extra["endog"] = encode(y, m.levels)
-    return _copy(det, model=_copy(m, **extra))
+    return shallow_copy(det, model=det.partition_model(data))
 
 
-def _local_call(det, part: tuple, what: str, kwargs: dict | None):
-    out = getattr(local_results(det, part), what)
-    return out(**kwargs) if kwargs is not None else out
+def _local_call(det, part: tuple, path: tuple):
+    """``local_results(det, part)`` followed along ``path``: (name, kwargs or None) steps,
+    a step with kwargs a call."""
+    out = local_results(det, part)
+    for name, kwargs in path:
+        if isinstance(name, int):  # an item of a tuple output
+            out = out[name]
+            continue
+        out = getattr(out, name)
+        if kwargs is not None:
+            out = out(**kwargs)
+    return out
 
 
-class DaskRows:
-    """What every results class gets on Dask data (see the module docstring)."""
+def _per_partition(res, path: tuple, det=None) -> list:
+    """Delayed ``local_results(part)`` along ``path``, one per partition."""
+    from dask import delayed
 
-    @cached_property
-    def _detached(self):
-        return detach(self)
-
-    def _per_partition(self, what: str, kwargs: dict | None = None) -> list:
-        """Delayed ``local_results(part).what`` (called with ``kwargs`` if given) per
-        partition."""
-        det = _literal(self._detached, "results")
-        return [delayed(_local_call, pure=False)(det, p, what, kwargs)
-                for p in self.model.data.parts]
-
-    def _rows(self, what: str, kwargs: dict | None = None):
-        """A lazy Dask Series / DataFrame of the partitions' ``what``."""
-        import dask.dataframe as dd
-
-        meta = self._meta(what, kwargs)
-        return dd.from_delayed(self._per_partition(what, kwargs), meta=meta, verify_meta=False)
-
-    def _meta(self, what: str, kwargs: dict | None):
-        """The output's empty pandas shape: ``what`` on a partition of no rows."""
-        d = self.model.data
-        resp = d.facts.response
-        y = np.empty(0, dtype=object if resp.kind not in "iufb" else
-                     (bool if resp.kind == "b" else float))
-        if resp.kind == "c":
-            y = pd.Categorical([], categories=resp.categories, ordered=resp.ordered)
-        arrays = {k: np.empty(0) for k in d.facts.arrays}
-        part = (np.empty((0, len(d.exog_names))), y, arrays, pd.RangeIndex(0))
-        return _local_call(self._detached, part, what, kwargs)
-
-    def _total(self, what: str, kwargs: dict | None = None):
-        """Sum over partitions of ``local_results(part).what``."""
-        parts = dask.compute(*self._per_partition(what, kwargs))
-        total = parts[0]
-        for p in parts[1:]:
-            total = total + p
-        return total
-
-    def predict(self, exog=None, which: str | None = None, **kwargs):
-        """As the in-memory ``predict``; on Dask data in-sample predictions, and predictions
-        for a Dask DataFrame or array, are lazy Dask Series / DataFrames."""
-        if which is not None:
-            kwargs["which"] = which
-        if exog is None:
-            return self._rows("predict", kwargs)
-        if is_dask(exog):
-            return predict_dask(self._detached, exog, kwargs)
-        return super().predict(exog, **kwargs)
-
-    def pred_table(self, *args, **kwargs) -> pd.DataFrame:
-        """Confusion table of the training rows (summed over partitions)."""
-        named = dict(zip(_pred_table_args(self)[:len(args)], args, strict=True))
-        return self._total("pred_table", named | kwargs)
-
-    def _unavailable(self, what: str):
-        raise NotImplementedError(
-            f"{what} needs every row at once and is not available for a fit on Dask data; "
-            "fit the model on a pandas DataFrame (or a sample) for it")
+    det = delayed(detach(res) if det is None else det, traverse=False,
+                  name=f"glmclass-results-{uuid.uuid4().hex}")  # one node, shipped once
+    return [delayed(_local_call, pure=False)(det, p, path) for p in res.model.data.parts]
 
 
-def _pred_table_args(res) -> tuple:
-    return ("threshold",) if hasattr(res, "_labels") else ()
+def _meta(res, path: tuple, det):
+    """The output's empty pandas shape: ``path`` on a partition of no rows."""
+    d = res.model.data
+    resp = d.facts.response
+    y = np.empty(0, dtype=object if resp.kind not in "iufb" else
+                 (bool if resp.kind == "b" else float))
+    if resp.kind == "c":
+        y = pd.Categorical([], categories=resp.categories, ordered=resp.ordered)
+    arrays = {k: np.empty(0) for k in d.facts.arrays}
+    part = (np.empty((0, len(d.exog_names))), y, arrays, pd.RangeIndex(0))
+    return _local_call(det, part, path)
 
 
-def _predict_partition(frame: pd.DataFrame, offset, det, kwargs: dict):
+def lazy_rows(res, path: tuple, det=None):
+    """A lazy Dask Series / DataFrame of the partitions' outputs along ``path``."""
+    import dask.dataframe as dd
+
+    det = detach(res) if det is None else det
+    return dd.from_delayed(_per_partition(res, path, det), meta=_meta(res, path, det),
+                           verify_meta=False)
+
+
+def row_total(res, path: tuple, det=None):
+    """Sum over partitions of the outputs along ``path``."""
+    import dask
+
+    parts = dask.compute(*_per_partition(res, path, det))
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+def _predict_partition(frame: pd.DataFrame, offset, det, what: str, kwargs: dict):
     if offset is not None:
         kwargs = dict(kwargs, offset=np.asarray(offset, dtype=float))
     if isinstance(frame, pd.DataFrame) and det.model.data.spec is None:
         frame = frame.to_numpy(dtype=float)
-        out = det.predict(frame, **kwargs)
-        return out
-    return det.predict(frame, **kwargs)
+    return getattr(det, what)(frame, **kwargs)
 
 
-def predict_dask(det, exog, kwargs: dict):
-    """Lazy predictions for a Dask DataFrame (or row-chunked array) of new rows."""
+def _sample(det, exog) -> pd.DataFrame:
+    """One row shaped like the new data, to find the output's empty pandas shape."""
+    spec = det.model.data.spec
+    if isinstance(spec, RecipeSpec):
+        return spec.recipe.witness.iloc[:1]
+    if spec is None:
+        return pd.DataFrame(np.zeros((1, len(det.model.data.exog_names))))
+    witness = getattr(spec, "witness", None)
+    if isinstance(witness, pd.DataFrame):
+        return witness.iloc[:1]
+    return exog.head(1, npartitions=-1)
+
+
+def map_new_rows(det, exog, kwargs: dict, what: str = "predict"):
+    """Lazy ``det.what(frame, **kwargs)`` for each partition of a Dask DataFrame (or
+    row-chunked array) of new rows; an ``offset`` must be a Dask Series aligned with it."""
     import dask.array as da
     import dask.dataframe as dd
 
+    kwargs = dict(kwargs)
     offset = kwargs.pop("offset", None)
     if isinstance(exog, da.Array):
         exog = dd.from_dask_array(exog if exog.ndim == 2 else exog[:, None])
     if offset is not None and not is_dask(offset):
         raise TypeError("with Dask new data, offset must be a Dask Series aligned with it")
-    spec = det.model.data.spec
-    sample = exog._meta
-    if isinstance(spec, RecipeSpec):
-        sample = spec.recipe.witness.iloc[:1]
-    elif spec is None:
-        sample = pd.DataFrame(np.zeros((1, len(det.model.data.exog_names))))
+    sample = _sample(det, exog)
     meta_kw = dict(kwargs, offset=np.zeros(len(sample))) if offset is not None else kwargs
-    meta = _predict_partition(sample, None, det, meta_kw).iloc[:0]
+    meta = _predict_partition(sample, None, det, what, meta_kw).iloc[:0]
     if offset is not None:
-        return exog.map_partitions(_predict_partition, offset, det, kwargs, meta=meta,
+        return exog.map_partitions(_predict_partition, offset, det, what, kwargs, meta=meta,
                                    align_dataframes=False)
-    return exog.map_partitions(_predict_partition, None, det, kwargs, meta=meta)
+    return exog.map_partitions(_predict_partition, None, det, what, kwargs, meta=meta)
 
 
-class DaskGLMRows(DaskRows):
-    """GLM-like results (GLM, Logit, Probit, BayesLogit) on Dask data."""
-
-    @cached_property
-    def fittedvalues(self):
-        """Fitted means mu (a lazy Dask Series)."""
-        return self._rows("fittedvalues")
-
-    @cached_property
-    def linear_predictor(self):
-        """Linear predictor eta (a lazy Dask Series)."""
-        return self._rows("linear_predictor")
-
-    @cached_property
-    def resid_response(self):
-        return self._rows("resid_response")
-
-    @cached_property
-    def resid_pearson(self):
-        return self._rows("resid_pearson")
-
-    @cached_property
-    def resid_deviance(self):
-        return self._rows("resid_deviance")
-
-    @cached_property
-    def resid_working(self):
-        return self._rows("resid_working")
-
-    @cached_property
-    def pearson_chi2(self) -> float:
-        """Pearson's chi-squared statistic (one pass over the partitions)."""
-        return float(self._total("pearson_chi2"))
-
-    def score_obs(self):
-        self._unavailable("score_obs (per-row scores for sandwich covariances)")
-
-    @cached_property
-    def hat_matrix_diag(self):
-        self._unavailable("hat_matrix_diag")
+def _fingerprint_in(res, data) -> str:
+    """The fingerprint of the in-memory rows of ``res`` as Dask data ``data`` computes its own
+    (per partition of ``data.lengths``: a hash of the labels, and of the frequency weights
+    when some are not 1; :meth:`glmclass.data.dask.DataFacts.fingerprint`)."""
+    mine = res.model.data
+    index = mine.index
+    fw = mine.arrays.get("freq_weights")
+    ends = np.cumsum(data.lengths)
+    starts = ends - np.asarray(data.lengths)
+    h = hashlib.sha1()
+    for s, e in zip(starts, ends, strict=True):
+        h.update(hashlib.sha1(pd.util.hash_array(np.asarray(index[s:e])).tobytes()).digest())
+    facts = data.facts.arrays.get("freq_weights")
+    if facts is not None and facts.nonunit:
+        for s, e in zip(starts, ends, strict=True):
+            w = fw[s:e] if fw is not None else np.ones(e - s)
+            h.update(hashlib.sha1(np.ascontiguousarray(w, dtype=float).tobytes()).digest())
+    return h.hexdigest()
 
 
-class DaskGenerativeRows(DaskRows):
-    """LDA, QDA and naive Bayes results on Dask data."""
-
-    @cached_property
-    def llf(self) -> float:
-        """Joint log-likelihood (one pass over the partitions)."""
-        return float(self._total("llf"))
-
-    @cached_property
-    def llf_conditional(self) -> float:
-        """Conditional log-likelihood sum_n ln p(class_n | x_n) (one pass)."""
-        return float(self._total("llf_conditional"))
-
-    @cached_property
-    def error_rate(self) -> float:
-        """Training misclassification rate (one pass)."""
-        table = self.pred_table()
-        return float(1.0 - np.trace(table.to_numpy()) / table.to_numpy().sum())
-
-    def transform(self, exog=None, n_components: int | None = None):
-        """Discriminant coordinates (LDA): lazy on Dask data."""
-        kwargs = {"n_components": n_components}
-        if exog is None:
-            return self._rows("transform", kwargs)
-        if is_dask(exog):
-            det = self._detached
-            return exog.map_partitions(lambda f: det.transform(f, n_components),
-                                       meta=det.transform(_sample(det), n_components).iloc[:0])
-        return super().transform(exog, n_components)
-
-    def _loo(self):
-        self._unavailable("leave-one-out (cv=True)")
+def same_rows(a, b) -> bool:
+    """Whether two fits used the same rows (labels, order and frequency weights), whichever
+    data each was fit on: a fit on Dask data and one in memory are compared in the layout of
+    the Dask partitions."""
+    if float(a.nobs) != float(b.nobs):
+        return False
+    if a.rows_fingerprint == b.rows_fingerprint:
+        return True
+    if partitioned(a) == partitioned(b):
+        return False
+    lazy, mem = (a, b) if partitioned(a) else (b, a)
+    if mem.model.data.nrows != lazy.model.data.nrows:
+        return False
+    return _fingerprint_in(mem, lazy.model.data) == lazy.rows_fingerprint
 
 
-def _sample(det) -> pd.DataFrame:
-    spec = det.model.data.spec
-    if isinstance(spec, RecipeSpec):
-        return spec.recipe.witness.iloc[:1]
-    return pd.DataFrame(np.zeros((1, len(det.model.data.exog_names))))
+def unavailable(what: str):
+    """Refuse an output that needs every row at once on Dask data."""
+    raise NotImplementedError(
+        f"{what} needs every row at once and is not available for a fit on Dask data; "
+        "fit the model on a pandas DataFrame (or a sample) for it")
 
 
-class DaskMNLogitRows(DaskRows):
-    """MNLogit results on Dask data."""
-
-    @cached_property
-    def fittedvalues(self):
-        """In-sample probabilities, one column per level (a lazy Dask DataFrame)."""
-        return self.predict()
+# --- how each output is made (handlers: ``handler(original, res, *args, **kwargs)``) ---------
 
 
-_CACHE: dict = {}
+def rows_of(original: Callable, res, *args, **kwargs):
+    """A per-row output: lazy over the partitions on Dask data."""
+    if not partitioned(res):
+        return original(res, *args, **kwargs)
+    call = None if is_property_body(original) else _named(original, args, kwargs)
+    return lazy_rows(res, ((original.__name__, call),))
 
 
-def on_dask(cls: type) -> type:
-    """The results class ``cls`` for a fit on Dask data (same name, a subclass)."""
-    if cls not in _CACHE:
-        from .discriminant import GenerativeResults
-        from .glm_base import GLMBaseResults
-        from .mnlogit import MNLogitResults
+def rows_after(*needs: str) -> Callable:
+    """A per-row output that needs the global (p x p) values ``needs`` of the results: they
+    are computed on the client before the results are shipped to the partitions."""
+    def handler(original: Callable, res, *args, **kwargs):
+        if partitioned(res):
+            for name in needs:
+                getattr(res, name)
+        return rows_of(original, res, *args, **kwargs)
 
-        mixin = DaskRows
-        for base, m in ((GLMBaseResults, DaskGLMRows), (GenerativeResults, DaskGenerativeRows),
-                        (MNLogitResults, DaskMNLogitRows)):
-            if issubclass(cls, base):
-                mixin = m
-        _CACHE[cls] = type(cls.__name__, (mixin, cls),
-                           {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                            "__doc__": cls.__doc__, "_in_memory": cls})
-    return _CACHE[cls]
+    return handler
 
+
+def total_of(original: Callable, res, *args, **kwargs):
+    """A sum over rows: one pass of per-partition sums on Dask data."""
+    if not partitioned(res):
+        return original(res, *args, **kwargs)
+    call = None if is_property_body(original) else _named(original, args, kwargs)
+    return row_total(res, ((original.__name__, call),))
+
+
+def new_rows_of(original: Callable, res, *args, **kwargs):
+    """``predict``-like outputs: in-sample lazy on Dask data; new Dask data lazy for a fit on
+    either data; new pandas data in memory."""
+    exog = args[0] if args else kwargs.get("exog")
+    lazy = partitioned(res) if exog is None else is_dask(exog)
+    if not lazy:  # in memory: no argument binding on this path
+        return original(res, *args, **kwargs)
+    named = _named(original, args, kwargs)
+    named.pop("exog", None)
+    if exog is None:
+        return lazy_rows(res, ((original.__name__, named),))
+    return map_new_rows(detach(res), exog, named, original.__name__)
+
+
+def is_property_body(fn: Callable) -> bool:
+    """Whether ``fn`` is the body of a (cached) property wrapped as a row output."""
+    return getattr(fn, "row_property", False)
+
+
+@cache
+def _signature(fn: Callable) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
+def _named(fn: Callable, args: tuple, kwargs: dict) -> dict:
+    """The arguments of a call of ``fn`` (without self) by name."""
+    sig = _signature(fn)
+    named = dict(sig.bind(None, *args, **kwargs).arguments)
+    named.pop(next(iter(sig.parameters)))
+    extra = named.pop("kwargs", None) if "kwargs" in sig.parameters else None
+    return named | (extra or {})
+
+
+def _wrap(original: Any, handler: Callable, name: str, owner: type) -> Any:
+    if isinstance(original, (cached_property, property)):
+        body = original.func if isinstance(original, cached_property) else original.fget
+        body.row_property = True
+
+        @wraps(body)
+        def get(self):
+            return handler(body, self)
+
+        new = type(original)(get)
+        if isinstance(new, cached_property):
+            new.__set_name__(owner, name)
+        return new
+
+    @wraps(original)
+    def call(self, *args, **kwargs):
+        return handler(original, self, *args, **kwargs)
+
+    return call
+
+
+class RowOutputs:
+    """Base of every results class whose outputs read the rows (see the module docstring).
+
+    A subclass names its row outputs in its class statement, ``class R(RowOutputs,
+    rows={"fittedvalues": rows_of, "pearson_chi2": total_of, "predict": new_rows_of})``;
+    subclasses inherit the table, and every output of the table a class defines is wrapped
+    where it is defined.
+    """
+
+    row_outputs: ClassVar[dict] = {}
+
+    def __init_subclass__(cls, rows: dict | None = None, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if rows is not None:
+            cls.row_outputs = {**cls.row_outputs, **rows}
+        for name, handler in cls.row_outputs.items():
+            if name in cls.__dict__:
+                setattr(cls, name, _wrap(cls.__dict__[name], handler, name, cls))
+
+    def __getstate__(self) -> dict:
+        """The state to pickle: lazy Dask collections cached from the rows are left out (they
+        may hold functions of the graph; they are made again when asked)."""
+        return {k: v for k, v in self.__dict__.items() if not is_dask(v)}
+
+    def partition_model(self, data: ModelData) -> Any:
+        """The model of these results over the rows ``data`` of one partition (in memory):
+        the classifiers' response as codes of their levels; models holding other encoded
+        rows override this."""
+        m = self.model
+        return shallow_copy(m, data=data, endog=encode(data.endog, m.levels))
+
+
+def _error_rate(original: Callable, res):
+    """Training misclassification rate: from the confusion table (one pass) on Dask data."""
+    if not partitioned(res):
+        return original(res)
+    table = res.pred_table().to_numpy()
+    return float(1.0 - np.trace(table) / table.sum())
+
+
+def _refused(what: str) -> Callable:
+    def handler(original: Callable, res, *args, **kwargs):
+        if partitioned(res):
+            unavailable(what)
+        return original(res, *args, **kwargs)
+
+    return handler
+
+
+#: The row outputs of the generative classifiers (LDA, QDA, naive Bayes).
+GENERATIVE_ROWS = {"predict": new_rows_of, "transform": new_rows_of, "pred_table": total_of,
+                   "llf": total_of, "llf_conditional": total_of, "error_rate": _error_rate,
+                   "_loo": _refused("leave-one-out (cv=True)")}

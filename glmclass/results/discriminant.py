@@ -16,9 +16,10 @@ from ..data.model_data import output_index
 from ..numerics import discriminant as nd
 from ..summary import Summary
 from .base import CriteriaMixin, check_which, row_key
+from .dask import GENERATIVE_ROWS, RowOutputs
 
 
-class GenerativeResults(CriteriaMixin):
+class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
     """What every fitted generative classifier reports.
 
     Attributes
@@ -53,7 +54,7 @@ class GenerativeResults(CriteriaMixin):
         self.df_model = float(k_params)
         self.formula = d.formula
         # unit frequency weights, as a GLM/MNLogit without weights hashes its rows
-        self._row_key = row_key(d.index, None)
+        self.rows_fingerprint = row_key(d.index, None)
         self._log_prior = np.log(prior)
 
     # subclasses define _log_joint_of(X) -> (n, K) array of ln p(x_n, k)

@@ -24,12 +24,14 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.special import expit
 
 from ..errors import GlmclassWarning
-from ..solvers.firth import FirthFit, firth_logit
+from ..solvers.firth import FirthFit
 from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
+from .dask import rows_of
 from .glm_base import GLMBaseResults
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
@@ -39,7 +41,8 @@ from .tidy import TidyMixin
 METHOD = "Firth's bias-reduced (penalised) likelihood"
 
 
-class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin):
+class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
+                   rows={"hat_matrix_diag": rows_of}):
     """Estimates, inference and predictions of a :class:`~glmclass.FirthLogit` fit.
 
     Attributes
@@ -142,8 +145,17 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin):
     @cached_property
     def hat_matrix_diag(self) -> pd.Series:
         """Hat values ``h_i`` of the weighted design at the estimate (0 for rows of weight 0);
-        they sum to the rank and are the ``h_i`` of Firth's modified score."""
-        return pd.Series(self._fit.hat, index=self.model.data.index, name="hat")
+        they sum to the rank and are the ``h_i`` of Firth's modified score (a lazy Dask Series
+        for a fit on Dask data: ``w_i mu_i (1 - mu_i) x_i' cov x_i`` per row)."""
+        hat = self._fit.hat
+        if hat is None:  # a fit over a row source: from the inverse information
+            m, keep = self.model, self._keep
+            X = m.exog if keep.all() else m.exog[:, keep]
+            eta = self._eta
+            fisher = m.prior_weights * expit(eta) * expit(-eta)
+            cov = self._fit.cov[np.ix_(keep, keep)]
+            hat = fisher * np.einsum("ij,ij->i", X @ cov, X)
+        return pd.Series(hat, index=self.model.data.index, name="hat")
 
     # --- inference -----------------------------------------------------------------------------
     def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
@@ -295,11 +307,10 @@ class _FirthProfile:
     :class:`glmclass.results.profile._Profile`)."""
 
     def __init__(self, res: FirthResults, j: int, control: Control) -> None:
-        X, self.y, self.w, self.off, _ = res.model._rows()
         keep = res._keep
-        self.X = X if keep.all() else X[:, keep]
+        self.refit = res.model.penalized_refit(keep)
         self.jk = int(keep[:j].sum())  # j among the kept columns
-        self.free = np.ones(self.X.shape[1], dtype=bool)
+        self.free = np.ones(int(keep.sum()), dtype=bool)
         self.free[self.jk] = False
         self.mle_start = res._fit.coef[keep]
         self.start = self.mle_start
@@ -308,11 +319,11 @@ class _FirthProfile:
         # was (a column with a large mean moves the intercept with it), not at probabilities
         # of 0 or 1
         bread = res._bread
-        self.direction = np.zeros(self.X.shape[1])
+        self.direction = np.zeros(self.free.shape[0])
         if bread is not None:
             self.direction = bread[:, self.jk] / bread[self.jk, self.jk]
         self.direction[self.jk] = 1.0
-        self.intercept = res.model._kept_intercept(keep)
+        self.intercept = res.model.kept_intercept(keep)
         self.bhat = float(res.params.iloc[j])
         self.top = float(res._fit.penalized)
         self.control = _profile_control(res) if control.tol < 1e-11 else control
@@ -326,8 +337,7 @@ class _FirthProfile:
         for base in (self.start, self.mle_start):
             start = base + (b - base[self.jk]) * self.direction
             try:
-                fit = firth_logit(self.X, self.y, self.w, self.off, start, self.control,
-                                  self.free, self.intercept)
+                fit = self.refit(start, self.control, self.free, self.intercept)
             except ValueError:  # a start with probabilities of exactly 0 or 1
                 continue
             if fit.converged:

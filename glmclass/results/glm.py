@@ -17,6 +17,7 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, WaldMixin, coef_table, num
+from .dask import rows_after
 from .glm_base import GLMBaseResults, weighted
 from .influence import GLMInfluence
 from .io import SaveMixin, require_data
@@ -44,7 +45,8 @@ def gradient_note(method: str, converged: bool) -> str | None:
            f"log-likelihood at {where}."
 
 
-class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin):
+class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin,
+                 rows={"hat_matrix_diag": rows_after("_hat_inverse")}):
     """Estimates, inference and predictions of a fitted GLM.
 
     Attributes
@@ -200,21 +202,31 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     def hat_matrix_diag(self) -> pd.Series:
         """Leverages h_i = w_i x_i' (X'WX)^-1 x_i of the weighted IRLS design at the estimates
         (W the Fisher weights times the prior weights), as R's ``hatvalues(glm)``; they sum to
-        the rank. Used by HC2/HC3 covariances and influence measures."""
+        the rank. Used by HC2/HC3 covariances and influence measures (a lazy Dask Series for
+        a fit on Dask data)."""
         require_data(self, "hat_matrix_diag")
         m, keep = self.model, self._keep
+        shift = self._fit.shift
+        w = m.prior_weights * m.family.working_weights(self._eta)
+        X = m.exog if keep.all() else m.exog[:, keep]
+        h = hat_values(X, w, self._hat_inverse, shift=None if shift is None else shift[keep])
+        return pd.Series(h, index=m.data.index, name="hat")
+
+    @cached_property
+    def _hat_inverse(self) -> np.ndarray:
+        """(X'WX)^-1 with the Fisher weights on the kept columns (of the shifted design when
+        the fit shifted it: large column means keep their digits), the p x p piece of the hat
+        values."""
+        m, keep = self.model, self._keep
         fit = self._fit
-        shift = fit.shift  # large column means: on the shifted design (digits kept)
+        shift = fit.shift
         if shift is None:
             gram = m.problem.information(fit.coef, keep, False, fit.gram, fit.information)
         elif fit.information == "expected":
             gram = fit.gram_shifted[np.ix_(keep, keep)]
         else:
             gram = m.problem.information(fit.coef, keep, False, shift=shift)
-        w = m.prior_weights * m.family.working_weights(self._eta)
-        X = m.exog if keep.all() else m.exog[:, keep]
-        h = hat_values(X, w, spd_inverse(gram), shift=None if shift is None else shift[keep])
-        return pd.Series(h, index=m.data.index, name="hat")
+        return spd_inverse(gram)
 
     def get_influence(self) -> GLMInfluence:
         """Influence and outlier diagnostics of every row: hat values, Cook's distances,
@@ -222,6 +234,12 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         (statsmodels' ``get_influence``; R's ``influence.measures``), as a
         :class:`~glmclass.results.influence.GLMInfluence`."""
         return GLMInfluence(self)
+
+    def influence_given(self, totals: dict) -> GLMInfluence:
+        """The influence measures of these rows with the pieces ``totals`` that sum over every
+        row of the fit (see :class:`~glmclass.results.influence.GLMInfluence`): the measures
+        of one partition of Dask data."""
+        return GLMInfluence(self, totals or None)
 
     @property
     def history(self) -> pd.Series:

@@ -14,10 +14,19 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..data.model_data import ModelData
 from .base import check_which, row_key
+from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
+
+#: The outputs of GLM-like results that read the rows of the fit (see
+#: :mod:`glmclass.results.dask`): lazy per-row values or one pass of sums on Dask data.
+GLM_ROWS = {"fittedvalues": rows_of, "linear_predictor": rows_of, "resid_response": rows_of,
+            "resid_pearson": rows_of, "resid_deviance": rows_of, "resid_working": rows_of,
+            "score_obs": rows_of, "pearson_chi2": total_of, "pred_table": total_of,
+            "predict": new_rows_of}
 
 
-class GLMBaseResults:
+class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
     """Estimates, fitted values, residuals and predictions of a fit on a GLM problem.
 
     Attributes
@@ -74,7 +83,7 @@ class GLMBaseResults:
         return float(self.model.problem.deviance_at(self._null.intercept) if d is None else d)
 
     @cached_property
-    def _row_key(self) -> str:
+    def rows_fingerprint(self) -> str:
         """Fingerprint of the rows (:func:`~glmclass.results.base.row_key`), made when
         :func:`~glmclass.compare` first asks: hashing the rows is a fifth of a small fit."""
         return row_key(self.model.data.index, self.model.freq_weights)
@@ -82,6 +91,12 @@ class GLMBaseResults:
     @property
     def _keep(self) -> np.ndarray:
         return ~self._fit.aliased
+
+    def partition_model(self, data: ModelData):
+        """The model over the rows ``data`` of one partition, in memory: its problem encodes
+        them as the fit's (:meth:`~glmclass.models.glm_base.GLMProblem.on_rows`)."""
+        m = self.model
+        return shallow_copy(m, data=data, problem=m.problem.on_rows(data))
 
     # --- linear predictors ------------------------------------------------------------------
     @cached_property

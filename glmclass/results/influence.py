@@ -30,19 +30,48 @@ import pandas as pd
 from scipy import stats
 
 from ..numerics.linalg import spd_inverse
+from .dask import RowOutputs, is_property_body, lazy_rows, partitioned
 
 #: Hat values this close to 1 count as 1: the row is fit exactly (R uses 10 eps on its QR-based
 #: values; ours come from the inverse information, accurate to ~1e-13 on such rows).
 _ONE = 1.0 - 1e-12
 
 
-class GLMInfluence:
+def _influence_rows(original, infl, *args, **kwargs):
+    """An influence measure: on Dask data a lazy map over the partitions, each measuring its
+    rows with the fit's global pieces (:attr:`GLMInfluence.totals`)."""
+    res = infl.results
+    if not partitioned(res):
+        return original(infl, *args, **kwargs)
+    res.hat_matrix_diag  # noqa: B018 - makes the global p x p pieces before shipping
+    name = original.__name__
+    step = (name, None if is_property_body(original) else {})
+    path = (("influence_given", {"totals": infl.totals}), step)
+    if name == "cooks_distance":
+        return tuple(lazy_rows(res, (*path, (i, None))) for i in (0, 1))
+    return lazy_rows(res, path)
+
+
+#: Every influence measure is a per-row output (see :mod:`glmclass.results.dask`).
+INFLUENCE_ROWS = dict.fromkeys(
+    ("hat_matrix_diag", "resid_studentized", "cooks_distance", "d_params", "params_one",
+     "dfbetas", "dffits_internal", "summary_frame", "resid_studentized_deviance",
+     "resid_studentized_external", "dfbeta", "dffits", "cov_ratio", "influence_measures"),
+    _influence_rows)
+
+
+class GLMInfluence(RowOutputs, rows=INFLUENCE_ROWS):
     """Influence measures of every row of a GLM, Logit or Probit fit.
 
     Parameters
     ----------
     results : GLMResults
         A maximum-likelihood fit (``model.fit()``).
+    totals : dict, optional
+        The measures' pieces that sum over every row, ``{"n": rows of positive weight,
+        "dev2": sum of squared deviance residuals, "bread": B}``: given when the rows are
+        measured apart (partitions of Dask data, where every measure is a lazy per-row map);
+        default: computed from the rows of ``results``.
 
     Attributes
     ----------
@@ -59,20 +88,51 @@ class GLMInfluence:
     it deletes them all; n counts rows, as R's ``weights=`` does.
     """
 
-    def __init__(self, results) -> None:
+    def __init__(self, results, totals: dict | None = None) -> None:
         self.results = results
         m = results.model
         self._keep = results._keep
         self._names = [n for n, k in zip(m.exog_names, self._keep, strict=True) if k]
         self._index = m.data.index
-        self._pos = m.prior_weights > 0
         self.k_vars = int(self._keep.sum())
         self.scale = float(results.scale)
+        self._given = totals
+
+    @property
+    def model(self):
+        """The model of the results."""
+        return self.results.model
+
+    @cached_property
+    def _pos(self) -> np.ndarray:
+        return self.results.model.prior_weights > 0
+
+    @cached_property
+    def totals(self) -> dict:
+        """The pieces of the measures that sum over every row (see the class docstring): on
+        Dask data one pass of per-partition sums."""
+        if self._given is not None:
+            return self._given
+        if partitioned(self.results):
+            from .dask import row_total
+
+            n, dev2 = row_total(self.results, (("influence_given", {"totals": {}}),
+                                               ("row_sums", {})))
+            return {"n": int(round(n)), "dev2": float(dev2), "bread": self._bread}
+        return {"n": int(self._pos.sum()), "dev2": float(np.sum(self._deviance[self._pos] ** 2)),
+                "bread": self._bread}
+
+    def row_sums(self) -> np.ndarray:
+        """``[rows of positive weight, sum of their squared deviance residuals]``."""
+        d = self.results.resid_deviance.to_numpy()
+        return np.array([float(self._pos.sum()), float(np.sum(d[self._pos] ** 2))])
 
     # --- building blocks ----------------------------------------------------------------------
     @cached_property
     def _bread(self) -> np.ndarray:
         """B = (X'WX)^-1 with the Fisher weights (unscaled), on the estimated columns."""
+        if self._given:
+            return self._given["bread"]
         r = self.results
         fit = r._fit
         if fit.information == "expected" and r._solver_inverse is not None:
@@ -124,13 +184,13 @@ class GLMInfluence:
 
     @cached_property
     def _n(self) -> int:
-        return int(self._pos.sum())
+        return self.totals["n"]
 
     @cached_property
     def _sigma(self) -> np.ndarray:
         """R's ``influence(fit)$sigma``: sqrt((sum d^2 - d_i^2 / (1 - h_i)) / (n - p - 1))."""
         d, h = self._deviance, self._h
-        total = float(np.sum(d[self._pos] ** 2))
+        total = self.totals["dev2"]
         with np.errstate(divide="ignore", invalid="ignore"):
             drop = np.where(h >= 1.0, 0.0, d**2 / (1.0 - h))
             return np.sqrt(np.maximum(total - drop, 0.0) / (self._n - self.k_vars - 1))
@@ -237,8 +297,8 @@ class GLMInfluence:
     @cached_property
     def cov_ratio(self) -> pd.Series:
         """R's ``covratio(fit)``: (sigma_(i) / s)^(2p) / (1 - h_i), s^2 = sum d^2 / (n - p)."""
-        d, h = self._deviance, self._h
-        s = np.sqrt(np.sum(d[self._pos] ** 2) / (self._n - self.k_vars))
+        h = self._h
+        s = np.sqrt(self.totals["dev2"] / (self._n - self.k_vars))
         with np.errstate(divide="ignore", invalid="ignore"):
             v = self._finite((self._sigma / s) ** (2 * self.k_vars) / (1.0 - h))
         return self._series(v, "cov_ratio")

@@ -27,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 from .. import version  # read at call time: the version a file is stamped with
+from ..data.model_data import is_dask
 from ..errors import GlmclassWarning
 from ..formula.design import _referenced_columns
+from .dask import detach, partitioned
 
 FORMAT = "glmclass-results"
 #: Version of the file layout (the header around the pickled results).
@@ -41,7 +43,7 @@ _SUMMARY = ("_cov", "_information", "_bread", "bse", "tvalues", "pvalues", "scal
             "pearson_chi2", "llf", "llnull", "null_deviance", "llr", "llr_pvalue", "prsquared",
             "aic", "bic",
             "log_evidence", "log_prior", "log_posterior", "effective_params", "_cov_evidence",
-            "_natural_order", "_multi_index", "_row_key")
+            "_natural_order", "_multi_index", "rows_fingerprint")
 
 
 def require_data(res, what: str) -> None:
@@ -139,10 +141,12 @@ def without_data(res):
     n = res.model.data.nrows
     out = copy.copy(res)
     index = res.model.data.index
+    lazy = partitioned(res)
     for name, value in list(out.__dict__.items()):
-        if _per_row(value, n, index):
+        if is_dask(value) or (not lazy and _per_row(value, n, index)):
             del out.__dict__[name]
-    out.__dict__["model"] = _model_without_data(res.model, n)
+    # Dask data: the model as shipped to the partitions (names, design recipe, no rows)
+    out.__dict__["model"] = detach(res).model if lazy else _model_without_data(res.model, n)
     out.__dict__["data_removed"] = True
     return out
 

@@ -9,13 +9,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..data.model_data import ModelData
+from ..data.response import encode
 from ..errors import GlmclassWarning
 from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
+from ..rows.blocks import constant
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
 from .base import LikelihoodMixin, check_which, coef_table, num, row_key
+from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 from .glm import METHOD_LABEL, gradient_note
 from .io import SaveMixin, require_data
 from .margins import MarginalEffects, get_margeff
@@ -24,8 +28,13 @@ from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
 from .terms import wald_test_terms
 from .tidy import TidyMixin
 
+#: The outputs of MNLogit results that read the rows of the fit (see
+#: :mod:`glmclass.results.dask`).
+MNLOGIT_ROWS = {"fittedvalues": rows_of, "score_obs": rows_of, "pred_table": total_of,
+                "predict": new_rows_of}
 
-class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
+
+class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNLOGIT_ROWS):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
     Built by :meth:`MNLogit.fit`.
@@ -112,7 +121,7 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return pd.Index(self._nonref, name="level")
 
     @cached_property
-    def _row_key(self) -> str:
+    def rows_fingerprint(self) -> str:
         """Fingerprint of the rows of the fit, for :func:`glmclass.compare`."""
         return row_key(self.model.data.index, self.model.freq_weights)
 
@@ -169,6 +178,17 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         return pd.DataFrame(self._cov_values, index=self._multi_index,
                             columns=self._multi_index)
 
+    def partition_model(self, data: ModelData):
+        """The model over the rows ``data`` of one partition, in memory: the response as codes
+        of the fit's levels (the reference first), its frequency weights and offset."""
+        m = self.model
+        n, a = data.nrows, data.arrays
+        fit_levels = [m.ref] + [lv for lv in m.levels if lv != m.ref]
+        f, off = a.get("freq_weights"), a.get("offset")
+        return shallow_copy(m, data=data, codes=encode(data.endog, fit_levels),
+                            freq_weights=constant(1.0, n) if f is None else f,
+                            offset=constant(0.0, n) if off is None else off)
+
     @property
     def history(self) -> pd.Series:
         """Deviance after each Newton iteration or gradient epoch."""
@@ -185,7 +205,7 @@ class MNLogitResults(LikelihoodMixin, TidyMixin, SaveMixin):
         _, prob, _ = softmax_parts(self._eta(m.exog, m.offset))
         resid = (m.codes[:, None] == np.arange(1, m.K)[None, :]) - prob  # (n, K-1)
         resid *= np.asarray(m.freq_weights, dtype=float)[:, None]
-        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
+        return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], resid.shape[1] * X.shape[1])
 
     def score_obs(self) -> pd.DataFrame:
         """Per-row contributions to the score of the log-likelihood at the estimates,

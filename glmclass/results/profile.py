@@ -19,7 +19,6 @@ McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed., §
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -47,10 +46,9 @@ class _Profile:
         m = res.model
         self.problem = m.problem
         keep = np.flatnonzero(res._keep)
-        others = keep[keep != j]
-        self.x = m.exog[:, j]
-        self.X = m.exog[:, others] if others.size else None
-        self.mle_start = res._fit.coef[others] if others.size else None
+        self.j = j
+        self.others = keep[keep != j]
+        self.mle_start = res._fit.coef[self.others] if self.others.size else None
         self.start = self.mle_start
         self.bhat = float(res.params.iloc[j])
         self.dev0 = float(res.deviance)
@@ -60,25 +58,19 @@ class _Profile:
         self.unconverged = False
 
     def deviance(self, b: float) -> float:
-        problem = replace(self.problem, offset=self.problem.offset + b * self.x)
-        if self.X is None:  # no other column: eta is the offset
-            return self._deviance_without_columns(problem)
+        """The deviance with coefficient j held at b: a refit of the others over the rows of
+        the fit (in memory or Dask partitions), column j moved into the offset."""
+        if not self.others.size:  # no other column: eta is the offset
+            return self.problem.held_deviance(self.j, b)
         # warm start from the last refit; if that fails (a start far from this b can make
         # IRLS diverge), from the others' estimates, then from the family's default start
         for start in (self.start, self.mle_start, None):
-            fit = problem.irls(self.control, start, X=self.X)
+            fit = self.problem.held_fit(self.j, b, self.others, self.control, start)
             if fit.converged and np.all(np.isfinite(fit.coef[~fit.aliased])):
                 self.start = fit.coef
                 return float(fit.deviance)
         self.unconverged = True
         return float(fit.deviance)
-
-    @staticmethod
-    def _deviance_without_columns(problem) -> float:
-        fam, pw = problem.family, problem.prior_weights
-        with np.errstate(invalid="ignore"):
-            dev = np.where(pw > 0, pw * fam.unit_deviance(problem.endog, problem.offset), 0.0)
-        return float(np.sum(dev))
 
     def z(self, b: float) -> float:
         excess = (self.deviance(b) - self.dev0) / self.phi

@@ -256,7 +256,7 @@ class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
         self.df_model = float(nonzero.sum())
         self.k_params = int(np.sum(B != 0))
         self.df_resid = float(self.nobs - self.k_params)
-        self._row_key = row_key(d.index, model.freq_weights)
+        self.rows_fingerprint = row_key(d.index, model.freq_weights)
         self.formula = d.formula
 
     def predict(self, exog=None, which: str = "prob", offset=None):

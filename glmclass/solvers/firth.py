@@ -34,6 +34,7 @@ import numpy as np
 from scipy import linalg as sla
 from scipy.special import expit, log_expit, xlogy
 
+from ..rows.blocks import RowBlocks
 from .irls_records import Control
 
 _TRTRI = sla.get_lapack_funcs("trtri", dtype=np.float64)
@@ -219,7 +220,91 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
         shift[intercept] = 0.0
         X = X - shift
         coef[intercept] += shift @ coef
-    st = _state(X, y, weights, offset, coef)
+
+    def at(c: np.ndarray) -> _State:
+        return _state(X, y, weights, offset, c)
+
+    sat = float(np.sum(weights * (xlogy(y, y) + xlogy(1.0 - y, 1.0 - y))))
+    return _maximise(at, coef, free, control, shift, intercept, sat)
+
+
+def firth_logit_rows(rows: RowBlocks, start: np.ndarray | None = None,
+                     control: Control = Control(maxiter=100), free: np.ndarray | None = None,
+                     intercept: int | None = None) -> FirthFit:
+    """:func:`firth_logit` over a row source (rows in memory or in Dask partitions): the same
+    iteration, each evaluation two passes over the rows (the information, the log-likelihood
+    and the score's first part; then the hat values through the information's Cholesky factor
+    R, ``h_i = w_i mu_i (1 - mu_i) ||R^-T x_i||^2``, and the score's penalty part). The hat
+    values are not kept (``FirthFit.hat`` is None): they are a per-row map of ``cov``.
+
+    Parameters
+    ----------
+    rows : RowBlocks
+        Full-rank design, responses in [0, 1], positive prior weights and the offset (rows of
+        weight 0 left out by the caller).
+    start, control, free, intercept
+        As :func:`firth_logit`.
+    """
+    k = rows.n_cols
+    free = np.ones(k, dtype=bool) if free is None else np.asarray(free, dtype=bool)
+    coef = np.zeros(k) if start is None else np.array(start, dtype=float)
+    shift = None
+    if intercept is not None and free[intercept] and k > 1:
+        wx, wsum = rows.reduce(lambda b: (b.weights @ b.X, float(np.sum(b.weights))),
+                               (np.zeros(k), 0.0))
+        shift = wx / wsum
+        shift[intercept] = 0.0
+        coef[intercept] += shift @ coef
+
+    def at(c: np.ndarray) -> _State:
+        return _rows_state(rows, c, shift)
+
+    def sat_part(b) -> float:
+        return float(np.sum(b.weights * (xlogy(b.y, b.y) + xlogy(1.0 - b.y, 1.0 - b.y))))
+
+    return _maximise(at, coef, free, control, shift, intercept, rows.reduce(sat_part, 0.0))
+
+
+def _rows_state(rows: RowBlocks, coef: np.ndarray, shift: np.ndarray | None) -> _State:
+    """:func:`_state` in two passes over ``rows`` (see :func:`firth_logit_rows`)."""
+    k = coef.shape[0]
+
+    def design(b) -> np.ndarray:
+        return b.X if shift is None else b.X - shift
+
+    def first(b):
+        X = design(b)
+        eta = X @ coef + b.offset
+        mu = expit(eta)
+        ll = float(np.sum(b.weights * (b.y * log_expit(eta) + (1.0 - b.y) * log_expit(-eta))))
+        fisher = b.weights * mu * expit(-eta)
+        return ll, (X * fisher[:, None]).T @ X, X.T @ (b.weights * (b.y - mu))
+
+    loglik, gram, score = rows.reduce(first, (0.0, np.zeros((k, k)), np.zeros(k)))
+    try:
+        r = sla.cholesky(gram, lower=False, check_finite=True)
+    except (np.linalg.LinAlgError, ValueError):
+        r = None
+    if r is None or not (np.all(np.diag(r) > 0) and np.isfinite(loglik)):
+        return _State(coef, loglik, -np.inf, None, None, np.zeros_like(coef))
+    rinv = _TRTRI(r, lower=0)[0]
+
+    def second(b) -> np.ndarray:
+        X = design(b)
+        eta = X @ coef + b.offset
+        mu = expit(eta)
+        q = (X * np.sqrt(b.weights * mu * expit(-eta))[:, None]) @ rinv
+        return X.T @ (np.einsum("ij,ij->i", q, q) * (0.5 - mu))
+
+    score = score + rows.reduce(second, np.zeros(k))
+    return _State(coef, loglik, float(2.0 * np.sum(np.log(np.diag(r)))), r, None, score)
+
+
+def _maximise(at, coef: np.ndarray, free: np.ndarray, control: Control,
+              shift: np.ndarray | None, intercept: int | None, sat: float) -> FirthFit:
+    """The modified-score iteration from ``coef`` (``at(c)`` evaluates a point)."""
+    k = coef.shape[0]
+    st = at(coef)
     if not np.isfinite(st.penalized):
         raise ValueError("the starting coefficients (start_params, default 0) give fitted "
                          "probabilities of exactly 0 or 1 on so many rows that the information "
@@ -227,10 +312,6 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
                          "check the offset")
     obj_old = -2.0 * st.penalized
     history: list[float] = []
-
-    def at(c: np.ndarray) -> _State:
-        return _state(X, y, weights, offset, c)
-
     converged, message, it = not free.any(), "", 0  # nothing free: l* is only evaluated
     for it in range(1, (0 if converged else control.maxiter) + 1):
         found = _line_search(at, st, _step(st, free), free, obj_old, control)
@@ -250,7 +331,6 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
             break
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
-    sat = float(np.sum(weights * (xlogy(y, y) + xlogy(1.0 - y, 1.0 - y))))
     coef, gram, cov = _to_beta(st, shift, intercept)
     return FirthFit(coef, st.loglik, st.logdet, st.penalized, 2.0 * (sat - st.loglik), gram,
                     cov, st.hat, it, converged, tuple(history), message,

@@ -278,12 +278,16 @@ def test_separation_is_apparent_on_dask(frame):
     assert "x" in res.separation.message()
 
 
-def test_rows_needing_memory_say_so(frame, ddf):
+def test_rows_once_refused_are_lazy_per_row_outputs(frame, ddf):
+    """score_obs and the hat values were refused on Dask ("needs every row at once"): they
+    are lazy per-row maps now, equal to the in-memory fit (tests/dask/test_dask_results.py
+    checks the rest)."""
+    mem = gc.Logit.from_formula("y ~ x", frame).fit()
     res = gc.Logit.from_formula("y ~ x", ddf).fit()
-    with pytest.raises(NotImplementedError, match="Dask"):
-        res.score_obs()
-    with pytest.raises(NotImplementedError, match="Dask"):
-        res.hat_matrix_diag  # noqa: B018
+    assert isinstance(res.score_obs(), dd.DataFrame)
+    close(res.score_obs().compute(), mem.score_obs())
+    assert isinstance(res.hat_matrix_diag, dd.Series)
+    close(res.hat_matrix_diag.compute(), mem.hat_matrix_diag)
 
 
 def test_import_does_not_import_dask():

@@ -81,6 +81,28 @@ def test_fits_run_on_the_workers(client, frame):
                                        rel=1e-10)
 
 
+def test_results_features_run_on_the_workers(client, frame):
+    """The per-row maps and refits of the results (hat values, influence, profile refits
+    with a held column, Firth's two-pass evaluations, predictions of an in-memory fit on
+    Dask data) travel to the worker processes and equal the in-memory fit."""
+    ddf = dd.from_pandas(frame, npartitions=4)
+    f = "y ~ x + z + C(g)"
+    mem = gc.Logit.from_formula(f, frame, freq_weights=frame.w).fit()
+    lazy = gc.Logit.from_formula(f, ddf, freq_weights=ddf.w).fit()
+    close = dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(lazy.hat_matrix_diag.compute(), mem.hat_matrix_diag, **close)
+    np.testing.assert_allclose(lazy.get_influence().cooks_distance[0].compute(),
+                               mem.get_influence().cooks_distance[0], **close)
+    np.testing.assert_allclose(lazy.conf_int(method="profile"),
+                               mem.conf_int(method="profile"), **close)
+    np.testing.assert_allclose(mem.predict(ddf).compute(), mem.predict(frame), **close)
+    firth_mem = gc.FirthLogit.from_formula("y ~ x + z", frame).fit()
+    firth = gc.FirthLogit.from_formula("y ~ x + z", ddf).fit()
+    np.testing.assert_allclose(firth.params, firth_mem.params, **close)
+    np.testing.assert_allclose(firth.hat_matrix_diag.compute(), firth_mem.hat_matrix_diag,
+                               **close)
+
+
 def test_a_worker_dies_mid_fit(client, frame, monkeypatch):
     """Lost partitions are recomputed by Dask from their lineage; the fit is unchanged."""
     ddf = dd.from_pandas(frame, npartitions=4)

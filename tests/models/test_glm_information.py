@@ -10,7 +10,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 import glmclass as gc
-import glmclass.models.glm_base as GB
+import glmclass.models.glm_problem as GB  # the problem makes the information passes
 import glmclass.solvers.irls_sampled as IS
 
 

@@ -92,7 +92,7 @@ def test_remove_data_keeps_the_summary_and_new_data_predictions(name):
     pd.testing.assert_frame_equal(small.tidy(), res.tidy())
     assert str(small.summary()) == str(res.summary())
     assert getattr(small, "cov_type", None) == getattr(res, "cov_type", None)
-    assert small._row_key == res._row_key  # compare() still knows the rows it was fit on
+    assert small.rows_fingerprint == res.rows_fingerprint  # compare() knows the rows
     new = res.model.data.exog[:5] if res.model.data.spec is None else \
         load("birthwt" if name != "mnlogit" else "survey").dropna().head(5)
     pd.testing.assert_frame_equal(pd.DataFrame(small.predict(new)),

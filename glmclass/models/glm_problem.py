@@ -1,0 +1,405 @@
+"""The encoded data of a GLM (:class:`GLMProblem`): the response on the family's scale, the
+prior weights and the offset, validated once, with every pass the fits and results make over
+its rows (IRLS, the null fit, the information, the log-likelihood, profile refits with a
+coefficient held, :class:`FixedColumn`).
+
+Kept apart from the model base (:mod:`glmclass.models.glm_base`) so that the problem over Dask
+partitions (:mod:`glmclass.models.dask_glm`) builds on it without an import circle.
+
+References
+----------
+McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed., ch. 2.
+R Core Team, ``glm.fit`` (stats package): zero-weight rows, the null deviance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .. import families as F
+from ..data.model_data import ModelData, check_finite
+from ..data.response import binomial_response, encode
+from ..rows.blocks import ArrayBlocks, Block, OneBlock, RowBlocks, block_rows, constant
+from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
+from ..solvers.irls import Control, IRLSFit, Penalty, irls
+from .base import check_weights
+
+__all__ = ["FixedColumn", "GLMProblem", "NullFit", "constant", "gram_applies", "held_block"]
+
+
+def _is_constant(a: np.ndarray) -> bool:
+    # a broadcast view; NumPy gives an empty array stride 0 too, and it has no value to read
+    return a.strides == (0,) and a.shape[0] > 0
+
+
+@dataclass(frozen=True)
+class NullFit:
+    """The intercept-only fit (R's null model): ``eta = offset + intercept``.
+
+    Attributes
+    ----------
+    intercept: float
+        The fitted constant (0 when the model has no intercept: then eta = offset).
+    deviance : float or None
+        None from ``null_fit(lazy=True)`` when the intercept needed no iteration: the deviance
+        is then ``problem.deviance_at(intercept)``, computed by the results when first asked
+        (:attr:`~glmclass.results.glm_base.GLMBaseResults.null_deviance`).
+    """
+
+    intercept: float
+    deviance: float | None
+
+
+class _HeldAt:
+    """``fn`` of the blocks of a :class:`FixedColumn` (picklable, for Dask workers)."""
+
+    def __init__(self, fn, j: int, b: float, others: np.ndarray) -> None:
+        self.fn, self.j, self.b, self.others = fn, j, b, others
+
+    def __call__(self, blk: Block):
+        return self.fn(held_block(blk, self.j, self.b, self.others))
+
+
+def held_block(blk: Block, j: int, b: float, others: np.ndarray) -> Block:
+    """``blk`` with column j at coefficient b: its column moved into the offset, the design
+    the columns ``others``."""
+    return Block(blk.X[:, others], blk.y, blk.weights, blk.offset + b * blk.X[:, j], blk.start)
+
+
+class FixedColumn(RowBlocks):
+    """A row source with one coefficient held fixed: column j times b added to the offset,
+    the design cut to the columns ``others`` (the refits of profile likelihoods). Every pass
+    is a pass over ``source`` (in memory or Dask partitions) with each block so changed.
+
+    Parameters
+    ----------
+    source : RowBlocks
+    j : int
+        The held column of ``source``'s design.
+    b : float
+        Its coefficient.
+    others : ndarray of int
+        Columns of ``source`` that stay in the design.
+    """
+
+    def __init__(self, source: RowBlocks, j: int, b: float, others: np.ndarray) -> None:
+        self.source, self.j, self.b = source, int(j), float(b)
+        self.others = np.asarray(others, dtype=np.intp)
+        self.sample_hessians = source.sample_hessians
+
+    @property
+    def n_rows(self) -> int:
+        return self.source.n_rows
+
+    @property
+    def n_cols(self) -> int:
+        return int(self.others.size)
+
+    def _like(self, source: RowBlocks, others: np.ndarray | None = None) -> FixedColumn:
+        return FixedColumn(source, self.j, self.b, self.others if others is None else others)
+
+    def reduce(self, fn, zero, combine=None):
+        held = _HeldAt(fn, self.j, self.b, self.others)
+        if combine is None:
+            return self.source.reduce(held, zero)
+        return self.source.reduce(held, zero, combine)
+
+    def map(self, fn):
+        return self.source.map(_HeldAt(fn, self.j, self.b, self.others))
+
+    def take_columns(self, keep: np.ndarray) -> RowBlocks:
+        keep = np.asarray(keep)
+        return self._like(self.source, self.others[keep])
+
+    def take_rows(self, mask: np.ndarray) -> RowBlocks:
+        return self._like(self.source.take_rows(mask))
+
+    def intercept_only(self) -> RowBlocks:
+        raise TypeError("intercept_only on a source with a held column: hold the column on "
+                        "the intercept-only source instead")
+
+    def subsample(self, n_rows: int) -> RowBlocks | None:
+        sub = self.source.subsample(n_rows)
+        return None if sub is None else self._like(sub)
+
+    def gathered(self) -> RowBlocks:
+        g = self.source.gathered()
+        if isinstance(g, OneBlock):  # rows in memory in one block: hold the column once
+            return OneBlock(held_block(g.block, self.j, self.b, self.others), self)
+        return self._like(g)
+
+
+def gram_applies(family: F.Family, observed: bool, gram: np.ndarray | None,
+                 gram_information: str) -> bool:
+    """Whether the solver's Gram (of ``gram_information``) is the information asked for."""
+    return gram is not None and (family.is_canonical
+                                 or observed == (gram_information == "observed"))
+
+
+@dataclass(frozen=True)
+class GLMProblem:
+    """The encoded data of a GLM: family, response, weights and offset, validated once.
+
+    Attributes
+    ----------
+    data : ModelData
+    family : Family
+    endog : ndarray of shape (n_obs,)
+        Response on the family's scale (0/1 or proportions for the binomial).
+    levels : list or None
+        ``[failure, success]`` labels of a binary response; None for proportions and
+        non-binomial families.
+    offset, freq_weights, var_weights : ndarray of shape (n_obs,)
+        Read-only broadcast views (no memory per row) when not given.
+    """
+
+    data: ModelData
+    family: F.Family
+    endog: np.ndarray
+    levels: list | None
+    offset: np.ndarray
+    freq_weights: np.ndarray
+    var_weights: np.ndarray
+
+    @classmethod
+    def build(cls, data: ModelData, family: F.Family) -> GLMProblem:
+        """Validate and encode: the response within the family's support, finite
+        non-negative weights, a binomial response with both outcomes among positive weights."""
+        check_finite(data)
+        check_weights(data.arrays)
+        if not isinstance(family, F.Family):
+            raise TypeError(f"family must be a glmclass family, e.g. gc.families.Binomial(); "
+                            f"got {family!r}")
+        name = data.endog_name
+        n, a = data.nrows, data.arrays
+        trials = None
+        if isinstance(family, F.Binomial):
+            y, levels, trials = binomial_response(data.endog, name, a.get("var_weights"))
+        else:
+            levels = None
+            if np.ndim(data.endog) == 2:
+                raise ValueError(f"response {name!r} has two columns (successes, failures): "
+                                 "that is a binomial response; use the Binomial family")
+            if np.asarray(data.endog).dtype.kind not in "biuf":
+                raise ValueError(f"response {name!r} must be numeric for the {family.name} "
+                                 "family")
+            y = np.asarray(data.endog, dtype=float)
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"response {name!r} has infinite values")
+        # a binary response is 0/1 by construction (binomial_response); proportions, counts,
+        # other families and a Binomial subclass's own check are checked here
+        if levels is None or type(family).check_endog is not F.Binomial.check_endog:
+            try:
+                family.check_endog(y)
+            except ValueError as exc:  # the family does not know the column's name
+                raise ValueError(f"response {name!r}: {exc}") from None
+
+        def given(key: str, default: float) -> np.ndarray:
+            return a[key] if a.get(key) is not None else constant(default, n)
+
+        var_weights = given("var_weights", 1.0)
+        if trials is not None:  # counts: the trials are the variance weights of proportions
+            var_weights = trials * var_weights
+        self = cls(data, family, y, levels, given("offset", 0.0), given("freq_weights", 1.0),
+                   var_weights)
+        # zero-weight rows do not count; a binary response has both labels among all rows
+        # (binomial_response), so only weights of 0 can leave one class
+        if isinstance(family, F.Binomial) and (levels is None or self.positive_rows is not None):
+            used = y[self.prior_weights > 0]
+            for value, outcome in ((0.0, "failures"), (1.0, "successes")):
+                if np.all(used == value):
+                    raise ValueError(
+                        f"response {name!r} has only {outcome} among the rows with positive "
+                        "weight (a single class): there is nothing to classify")
+        return self
+
+    @property
+    def exog(self) -> np.ndarray:
+        return self.data.exog
+
+    def on_rows(self, data: ModelData) -> GLMProblem:
+        """This problem over other rows held in memory (one partition of Dask data, for the
+        per-row outputs of the results): the response encoded with this problem's levels,
+        the weights and offset of those rows (defaults where the fit had none)."""
+        n, a = data.nrows, data.arrays
+        y = data.endog
+        if self.levels is not None and getattr(y.dtype, "kind", "O") not in "iuf":
+            y = encode(y, self.levels).astype(float)
+        else:
+            y = np.asarray(y, dtype=float)
+
+        def given(key: str, default: float) -> np.ndarray:
+            return a[key] if a.get(key) is not None else constant(default, n)
+
+        return GLMProblem(data, self.family, y, self.levels, given("offset", 0.0),
+                          given("freq_weights", 1.0), given("var_weights", 1.0))
+
+    def detached(self, data: ModelData) -> GLMProblem:
+        """This problem without rows (for predictions shipped to workers)."""
+        return GLMProblem(data, self.family, None, self.levels, None, None, None)
+
+    @cached_property
+    def prior_weights(self) -> np.ndarray:
+        """``freq_weights * var_weights``, R's prior weights (a broadcast view when both are
+        the default ones; read-only either way, made once)."""
+        f, v = self.freq_weights, self.var_weights
+        if _is_constant(f) and _is_constant(v) and f[0] == 1 and v[0] == 1:
+            return constant(1.0, f.shape[0])
+        pw = f * v
+        pw.flags.writeable = False
+        return pw
+
+    @cached_property
+    def positive_rows(self) -> np.ndarray | None:
+        """Mask of the rows with positive prior weight, None when that is every row (the
+        rows IRLS fits, as R's ``glm.fit``)."""
+        pw = self.prior_weights
+        if _is_constant(pw) and pw[0] > 0:
+            return None
+        pos = pw > 0
+        return None if pos.all() else pos
+
+    @property
+    def nobs(self) -> float:
+        """Observations counting frequency weights; rows with zero variance weight do not
+        count."""
+        f, v = self.freq_weights, self.var_weights
+        if _is_constant(v) and v[0] > 0:
+            # the default weights of 1: their sum is the row count (exact, as f.sum() is)
+            return float(f.shape[0]) if _is_constant(f) and f[0] == 1.0 else float(f.sum())
+        return float(f[v > 0].sum())
+
+    def blocks(self, X: np.ndarray | None = None) -> RowBlocks:
+        """The rows as a block source: design ``X`` (default the model's), the response, prior
+        weights and offset."""
+        return ArrayBlocks(self.exog if X is None else X, self.endog, self.prior_weights,
+                           self.offset)
+
+    def linear_predictor(self, coef: np.ndarray) -> np.ndarray:
+        """eta = X coef + offset on every row (aliased columns, NaN in ``coef``, count 0)."""
+        coef = np.where(np.isnan(coef), 0.0, coef)
+        if self._one_block:  # what the block source computes for its one block
+            eta = self.exog @ coef
+            eta += self.offset
+            return eta
+        return self.blocks().linear_predictor(coef)
+
+    @cached_property
+    def _one_block(self) -> bool:
+        """Whether a block source over the design reads it as one block (a small float64
+        design in memory): passes then need no source at all."""
+        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
+            return False
+        X = self.exog
+        return (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
+                and 0 < X.shape[0] <= min(block_rows(X.shape[1]), block_rows(1)))
+
+    def irls(self, control: Control, start: np.ndarray | None = None,
+             penalty: Penalty | None = None, X: np.ndarray | None = None) -> IRLSFit:
+        """IRLS on the rows with positive prior weight (as R's ``glm.fit``, rows of weight 0
+        take no part in the fit: their eta may be anything, even where the family's weights are
+        infinite)."""
+        blocks = self.blocks(X)
+        pos = self.positive_rows
+        intercept = self.data.intercept_index if X is None else None
+        return irls(blocks if pos is None else blocks.take_rows(pos), self.family, start,
+                    control, penalty, intercept)
+
+    def fit_rows(self) -> RowBlocks:
+        """The rows IRLS fits: those with positive prior weight (as R's ``glm.fit``)."""
+        pos = self.positive_rows
+        return self.blocks() if pos is None else self.blocks().take_rows(pos)
+
+    def held_fit(self, j: int, b: float, others: np.ndarray, control: Control,
+                 start: np.ndarray | None = None) -> IRLSFit:
+        """IRLS with coefficient j held at b (its column moved into the offset) on the
+        columns ``others``: one refit of a profile likelihood, passes over the row source."""
+        return irls(FixedColumn(self.fit_rows(), j, b, others), self.family, start, control)
+
+    def held_deviance(self, j: int, b: float) -> float:
+        """Deviance at eta = offset + b x_j (no other column), one pass over the rows."""
+        fam = self.family
+
+        def dev(blk: Block) -> float:
+            return float(np.sum(blk.weights * fam.unit_deviance(blk.y, blk.offset)))
+
+        return FixedColumn(self.fit_rows(), j, b, np.zeros(0, dtype=np.intp)).reduce(dev, 0.0)
+
+    def null_fit(self, control: Control, lazy: bool = False) -> NullFit:
+        """Intercept-only fit with the offset kept, as R's null deviance; eta = offset without
+        an intercept. With ``lazy``, an intercept found without iterating comes without its
+        deviance (None: a pass over the rows that most fits never need, see
+        :class:`NullFit`); an iterated one (with an offset) has it, so that an error of that
+        fit still surfaces in ``fit()``."""
+        if self.data.intercept_index is None:
+            return NullFit(0.0, None if lazy else self.deviance_at(0.0))
+        off = self.offset
+        if (off[0] == 0.0 if _is_constant(off) else not np.any(off)):  # the default: one cell
+            # the intercept-only MLE is the weighted mean for every family and link (the score
+            # is sum w (y - mu) mu'/V with mu'/V constant): no IRLS
+            pw = self.prior_weights
+            c = float(self.family.link.link(np.array([pw @ self.endog / pw.sum()]))[0])
+            if math.isfinite(c):
+                return NullFit(c, None if lazy else self.deviance_at(c))
+        ones = constant(1.0, self.data.nrows)[:, None]
+        fit = self.irls(control, X=ones)
+        return NullFit(float(fit.coef[0]), float(fit.deviance))
+
+    def deviance_at(self, intercept: float) -> float:
+        """Deviance at eta = offset + intercept, over row blocks (no length-n temporary)."""
+        fam = self.family
+
+        def dev(b: Block) -> float:
+            # without an offset eta is one number: the link's logs once, broadcast over y
+            eta = (np.array([b.offset[0] + intercept]) if _is_constant(b.offset)
+                   else b.offset + intercept)
+            return float(np.sum(b.weights * fam.unit_deviance(b.y, eta)))
+
+        if self._one_block:  # the one block the source would read
+            return dev(Block(self.exog, self.endog, self.prior_weights, self.offset, 0))
+        return self.blocks(constant(1.0, self.data.nrows)[:, None]).reduce(dev, 0.0)
+
+    def column_scale(self, keep: np.ndarray) -> np.ndarray:
+        """``max |x_j|`` of the kept columns (the scale of the separation symptoms)."""
+        if self._one_block:
+            X = self.exog if keep.all() else self.exog[:, keep]
+            return abs_max_rows(X) if X.shape[1] else np.zeros(0)
+        return column_abs_max(self.blocks().take_columns(keep))
+
+    def loglik(self, eta: np.ndarray, nobs: float) -> float:
+        """Log-likelihood at ``eta`` (the Gaussian dispersion at its maximum-likelihood value,
+        as R's ``logLik``); rows of zero frequency weight count 0."""
+        fam, pw = self.family, self.prior_weights
+        scale = 1.0
+        if not fam.fixed_scale:
+            scale = float(np.sum(pw * fam.unit_deviance(self.endog, eta))) / nobs
+        ll = fam.loglik_obs(self.endog, eta, self.var_weights, scale)
+        f = self.freq_weights
+        with np.errstate(invalid="ignore"):
+            return float(np.sum(np.where(f > 0, f * ll, 0.0)))
+
+    def information(self, coef: np.ndarray, keep: np.ndarray, observed: bool,
+                    gram: np.ndarray | None = None, gram_information: str = "expected",
+                    shift: np.ndarray | None = None) -> np.ndarray:
+        """Fisher (``observed=False``) or observed information X'WX on the kept columns at
+        ``coef``; ``gram`` is the solver's Gram at ``coef`` (of the ``gram_information``:
+        :attr:`IRLSFit.information`), reused when it is the one asked for. With ``shift``
+        (p,), the information of the shifted design ``X - 1 shift'`` (see
+        :func:`~glmclass.rows.gram.shift_from_gram`)."""
+        fam = self.family
+        if gram_applies(fam, observed, gram, gram_information):
+            return gram[np.ix_(keep, keep)]
+        b = coef[keep]
+        X = self.exog if keep.all() else self.exog[:, keep]
+
+        def w(blk: Block) -> np.ndarray:
+            eta = blk.X @ b + blk.offset
+            if observed:  # the solver's terms: one pass of the link's tails (probit: 2x faster)
+                return fam.irls_terms(blk.y, eta, blk.weights, observed=True)[0]
+            return blk.weights * fam.working_weights(eta)
+
+        return weighted_gram(self.blocks(X), w, None if shift is None else shift[keep])
