@@ -86,3 +86,70 @@ def test_lda_reduced_rank_predictions_on_dask_rows(iris, diris):
     expected = mem.predict(iris, which="prob", n_components=1)
     same_output(mem.predict(diris, which="prob", n_components=1), expected)
     close(lazy.predict(iris, which="prob", n_components=1), expected)
+
+
+@pytest.fixture(scope="module")
+def two(iris) -> pd.DataFrame:
+    df = iris[iris.Species != "setosa"].copy()
+    df["Species"] = df.Species.astype(str)
+    return df
+
+
+def test_least_squares_classifier(iris, diris):
+    mem = gc.LeastSquaresClassifier.from_formula(IRIS, iris).fit()
+    lazy = gc.LeastSquaresClassifier.from_formula(IRIS, diris).fit()
+    close(lazy.params, mem.params)
+    close(lazy.rss, mem.rss)
+    assert (lazy.n_outside, lazy.masked_levels, lazy.rank) == (mem.n_outside,
+                                                               mem.masked_levels, mem.rank)
+    assert lazy.training_error == mem.training_error
+    pd.testing.assert_frame_equal(lazy.pred_table(), mem.pred_table())
+    same_output(lazy.fittedvalues, mem.fittedvalues)
+    for which in ("score", "class"):
+        expected = mem.predict(iris, which=which)
+        same_output(lazy.predict(diris, which=which), expected)
+        same_output(mem.predict(diris, which=which), expected)
+        got = lazy.predict(iris, which=which)
+        if which == "class":
+            assert _labels(got) == _labels(expected)
+        else:
+            close(got, expected)
+    assert str(lazy.summary()) == str(mem.summary())
+
+
+def test_least_squares_aliased_column_on_dask(iris):
+    df = iris.assign(twice=2.0 * iris.Sepal_Length)
+    f = IRIS + " + twice"
+    mem = gc.LeastSquaresClassifier.from_formula(f, df).fit()
+    lazy = gc.LeastSquaresClassifier.from_formula(f, dd.from_pandas(df, npartitions=3)).fit()
+    assert lazy.aliased == mem.aliased == ["twice"]
+    close(lazy.params.dropna(), mem.params.dropna())
+
+
+@pytest.mark.parametrize("threshold", ["midpoint", "lda"])
+def test_fisher_discriminant(two, threshold):
+    dtwo = dd.from_pandas(two, npartitions=4)
+    mem = gc.FisherDiscriminant.from_formula(IRIS, two).fit(threshold=threshold)
+    lazy = gc.FisherDiscriminant.from_formula(IRIS, dtwo).fit(threshold=threshold)
+    for a in ("direction", "means", "within_scatter", "threshold", "criterion"):
+        close(getattr(lazy, a), getattr(mem, a))
+    assert lazy.nobs == mem.nobs and lazy.training_error == mem.training_error
+    pd.testing.assert_frame_equal(lazy.pred_table(), mem.pred_table())
+    same_output(lazy.transform(), mem.transform())
+    for which in ("class", "score", "linear"):
+        expected = mem.predict(two, which=which)
+        same_output(lazy.predict(dtwo, which=which), expected)
+        same_output(mem.predict(dtwo, which=which), expected)
+        same_output(lazy.predict(which=which), mem.predict(which=which))
+    assert str(lazy.summary()) == str(mem.summary())
+
+
+def test_fisher_messages_match_memory(two):
+    one = two[two.Species != "virginica"].copy()
+    one = pd.concat([one, two[two.Species == "virginica"].iloc[:1]])
+    with pytest.raises(ValueError) as mem:
+        gc.FisherDiscriminant.from_formula(IRIS, one)
+    with pytest.raises(ValueError) as lazy:
+        gc.FisherDiscriminant.from_formula(IRIS, dd.from_pandas(one, npartitions=3))
+    assert str(lazy.value) == str(mem.value)
+    assert "'virginica'" in str(mem.value)
