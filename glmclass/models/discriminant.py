@@ -77,11 +77,6 @@ class GenerativeBase(Model):
         source = self.__dict__.get("_dask_source")  # Dask partitions
         return source if source is not None else ArrayBlocks(self.exog, self.endog)
 
-    def _check_in_memory(self, what: str) -> None:
-        if "_dask_source" in self.__dict__:
-            raise NotImplementedError(f"{what} needs every row at once and is not available "
-                                      "for Dask data; fit on a pandas DataFrame (or a sample)")
-
     def _moments(self) -> nd.ClassMoments:
         return nd.class_moments(self._blocks(), len(self.levels))
 
@@ -164,7 +159,8 @@ class LDA(GenerativeBase):
             features on comparable scales first.
         cv : bool
             Also compute leave-one-out posteriors and error rate (as MASS ``CV=TRUE``), by
-            rank-one downdates rather than N refits. Not available with ``shrinkage``.
+            rank-one downdates rather than N refits (a closed form per row, so on Dask data
+            a lazy map). Not available with ``shrinkage``.
 
         Returns
         -------
@@ -180,7 +176,6 @@ class LDA(GenerativeBase):
         if unbiased and n <= k:
             raise ValueError(f"cov='unbiased' divides by N - K = {n - k}; use cov='mle'")
         if cv:
-            self._check_in_memory("cv=True (leave-one-out posteriors)")
             self._check_cv(m.counts)
         if shrinkage == "ledoit-wolf":
             fourth = nd.residual_fourth_moment(self._blocks(), m.means)
@@ -189,11 +184,7 @@ class LDA(GenerativeBase):
         sph = self._sphere(sigma, m.means, "the pooled within-class covariance",
                            "" if intensity else ", or pass shrinkage= (e.g. 'ledoit-wolf')")
         prior = self._priors(m.counts)
-        loo = None
-        if cv:
-            loo = nd.lda_loo_log_posterior(self.exog, self.endog, m.means, m.counts, sph,
-                                           np.log(prior), unbiased)
-        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, loo)
+        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, cv)
 
     @staticmethod
     def _intensity(shrinkage) -> float:
@@ -269,8 +260,6 @@ class QDA(GenerativeBase):
         if cv and (lam or gam):
             raise ValueError("cv=True gives leave-one-out posteriors without regularisation "
                              "only; drop reg_lambda/reg_gamma or cv")
-        if cv:
-            self._check_in_memory("cv=True (leave-one-out posteriors)")
         m = self._moments()
         n, k, dim = self.nobs, len(self.levels), self.exog.shape[1]
         self._check_sizes(m.counts, dim, unbiased, lam, cv)
@@ -286,11 +275,7 @@ class QDA(GenerativeBase):
             covs.append(s)
             sphs.append(self._sphere(s, m.means[j:j + 1], f"class {lev!r}", remedy))
         prior = self._priors(m.counts)
-        loo = None
-        if cv:
-            loo = nd.qda_loo_log_posterior(self.exog, self.endog, m.means, m.counts, sphs,
-                                           np.log(prior), unbiased)
-        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, loo)
+        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, cv)
 
     def _check_sizes(self, counts: np.ndarray, dim: int, unbiased: bool, lam: float,
                      cv: bool) -> None:

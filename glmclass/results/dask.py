@@ -302,8 +302,25 @@ class DaskGenerativeRows(DaskRows):
                                        meta=det.transform(_sample(det), n_components).iloc[:0])
         return super().transform(exog, n_components)
 
-    def _loo(self):
-        self._unavailable("leave-one-out (cv=True)")
+    @cached_property
+    def cv_posterior(self):
+        """Leave-one-out posteriors (a lazy Dask DataFrame: a closed form per row)."""
+        return self._rows("cv_posterior")
+
+    @cached_property
+    def cv_class(self):
+        """Leave-one-out labels (a lazy Dask Series)."""
+        return self._rows("cv_class")
+
+    def cv_pred_table(self) -> pd.DataFrame:
+        """Leave-one-out confusion table (summed over partitions)."""
+        return self._total("cv_pred_table", {})
+
+    @cached_property
+    def cv_error(self) -> float:
+        """Leave-one-out misclassification rate (one pass)."""
+        table = self.cv_pred_table().to_numpy()
+        return float((table.sum() - np.trace(table)) / table.sum())
 
 
 def _sample(det) -> pd.DataFrame:

@@ -153,3 +153,17 @@ def test_fisher_messages_match_memory(two):
         gc.FisherDiscriminant.from_formula(IRIS, dd.from_pandas(one, npartitions=3))
     assert str(lazy.value) == str(mem.value)
     assert "'virginica'" in str(mem.value)
+
+
+@pytest.mark.parametrize("cls", [gc.LDA, gc.QDA])
+@pytest.mark.parametrize("cov", ["mle", "unbiased"])
+def test_leave_one_out_is_a_lazy_map(iris, diris, cls, cov):
+    mem = cls.from_formula(IRIS, iris).fit(cov=cov, cv=True)
+    lazy = cls.from_formula(IRIS, diris).fit(cov=cov, cv=True)
+    same_output(lazy.cv_posterior, mem.cv_posterior)
+    assert _labels(lazy.cv_class.compute()) == _labels(mem.cv_class)
+    pd.testing.assert_frame_equal(lazy.cv_pred_table(), mem.cv_pred_table())
+    assert lazy.cv_error == mem.cv_error
+    assert str(lazy.summary()) == str(mem.summary())
+    with pytest.raises(ValueError, match="cv=True"):
+        cls.from_formula(IRIS, diris).fit(cov=cov).cv_posterior  # noqa: B018
