@@ -167,3 +167,48 @@ def test_leave_one_out_is_a_lazy_map(iris, diris, cls, cov):
     assert str(lazy.summary()) == str(mem.summary())
     with pytest.raises(ValueError, match="cv=True"):
         cls.from_formula(IRIS, diris).fit(cov=cov).cv_posterior  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def binary(iris) -> pd.DataFrame:
+    df = iris[iris.Species != "setosa"].copy()
+    df["yb"] = (df.Species == "virginica").astype(float)
+    df["w"] = np.resize([1.0, 2.0, 0.0, 1.0], len(df))  # rows of weight 0 take no part
+    return df
+
+
+@pytest.mark.parametrize("window", [None, 37], ids=["one-window", "windows-across-partitions"])
+@pytest.mark.parametrize("method", ["sgd", "minibatch", "gd"])
+def test_gradient_fits_on_dask_equal_memory(binary, method, window, monkeypatch):
+    """The stochastic steps read windows of consecutive rows (each in a seeded random order):
+    the same rows in the same order whether they are in memory or in Dask partitions, also
+    when the windows straddle the partitions."""
+    from glmclass.solvers import gradient as G
+
+    if window is not None:
+        monkeypatch.setattr(G, "SHUFFLE_ROWS", window)
+    f = "yb ~ Sepal_Length + Sepal_Width"
+    dbin = dd.from_pandas(binary, npartitions=4)
+    kw = dict(method=method, seed=0, max_epochs=25, gtol=1e-12)
+    for weighted in (False, True):
+        mem = gc.Logit.from_formula(f, binary, freq_weights=binary.w if weighted else None)
+        lazy = gc.Logit.from_formula(f, dbin, freq_weights=dbin.w if weighted else None)
+        mem, lazy = mem.fit(**kw), lazy.fit(**kw)
+        close(lazy.params, mem.params)
+        close(lazy.bse, mem.bse)
+        close(lazy.deviance, mem.deviance)
+        assert lazy.n_iter == mem.n_iter
+        close(lazy.fit_history, mem.fit_history)
+
+
+@pytest.mark.parametrize("method", ["sgd", "minibatch"])
+def test_multinomial_gradient_fits_on_dask_equal_memory(iris, method, monkeypatch):
+    from glmclass.solvers import gradient as G
+
+    monkeypatch.setattr(G, "SHUFFLE_ROWS", 41)
+    f = "Species ~ Sepal_Length + Sepal_Width"
+    mem = gc.MNLogit.from_formula(f, iris).fit(method=method, seed=1, max_epochs=20)
+    lazy = gc.MNLogit.from_formula(f, dd.from_pandas(iris, npartitions=3)).fit(
+        method=method, seed=1, max_epochs=20)
+    close(lazy.params, mem.params)
+    close(lazy.bse, mem.bse)
