@@ -20,7 +20,7 @@ from ..rows.blocks import Block
 from ..summary import Summary
 from .base import check_which, num
 
-_NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
+NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
             "or a probabilistic model (gc.Logit, gc.MNLogit, gc.LDA) for probabilities")
 
 
@@ -164,7 +164,7 @@ class LeastSquaresResults:
             Rows with missing values give NaN (label missing).
         """
         if which == "prob":
-            raise ValueError(_NO_PROB.format(
+            raise ValueError(NO_PROB.format(
                 model="LeastSquaresClassifier",
                 why=f"its scores sum to one but are not confined to [0, 1] ({self.n_outside} "
                     "fitted scores fall outside)"))
@@ -290,7 +290,7 @@ class FisherResults:
         pandas.Series
         """
         if which in ("prob", "mean"):
-            raise ValueError(_NO_PROB.format(
+            raise ValueError(NO_PROB.format(
                 model="FisherDiscriminant",
                 why="its criterion gives a direction and a threshold, not a probability model "
                     "(gc.LDA adds the Gaussian model that gives one)"))

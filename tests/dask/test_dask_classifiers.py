@@ -4,6 +4,8 @@ Dask rows), the discriminant functions, the perceptron and gradient fits."""
 
 from __future__ import annotations
 
+import warnings
+
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -212,3 +214,43 @@ def test_multinomial_gradient_fits_on_dask_equal_memory(iris, method, monkeypatc
         method=method, seed=1, max_epochs=20)
     close(lazy.params, mem.params)
     close(lazy.bse, mem.bse)
+
+
+PERCEPTRON = [dict(shuffle=False, max_epochs=20), dict(seed=3, max_epochs=20),
+              dict(seed=0, max_epochs=20, pocket=True),
+              dict(multiclass="ovr", seed=1, max_epochs=10),
+              dict(multiclass="ovo", seed=1, max_epochs=10)]
+
+
+@pytest.mark.parametrize("window", [None, 29], ids=["one-window", "windows-across-partitions"])
+@pytest.mark.parametrize("settings", PERCEPTRON, ids=lambda s: "-".join(map(str, s.values())))
+def test_perceptron_on_dask_equals_memory(iris, two, settings, window, monkeypatch):
+    """The epochs are sequential passes over windows of consecutive rows (each in a seeded
+    random order): the same run in memory and on Dask, also across partition boundaries."""
+    from glmclass.solvers import gradient as G
+
+    if window is not None:
+        monkeypatch.setattr(G, "SHUFFLE_ROWS", window)
+    data = iris if "multiclass" in settings else two
+    f = "Species ~ Sepal_Length + Sepal_Width"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gc.ConvergenceWarning)
+        mem = gc.Perceptron.from_formula(f, data, **settings).fit()
+        lazy = gc.Perceptron.from_formula(f, dd.from_pandas(data, npartitions=4),
+                                          **settings).fit()
+    close(lazy.params, mem.params)
+    pd.testing.assert_frame_equal(pd.DataFrame(lazy.history), pd.DataFrame(mem.history))
+    pd.testing.assert_frame_equal(pd.DataFrame(lazy.updates), pd.DataFrame(mem.updates))
+    assert (lazy.converged, lazy.n_ambiguous, lazy.training_error) == (
+        mem.converged, mem.n_ambiguous, mem.training_error)
+    pd.testing.assert_frame_equal(lazy.pred_table(), mem.pred_table())
+    assert str(lazy.summary()) == str(mem.summary())
+    same_output(lazy.ambiguous, mem.ambiguous)
+    whiches = ["class", "score", "ambiguous"] + (["votes"] if settings.get(
+        "multiclass") == "ovo" else [])
+    ddata = dd.from_pandas(data, npartitions=3)
+    for which in whiches:
+        expected = mem.predict(data, which=which)
+        same_output(lazy.predict(ddata, which=which), expected)
+        same_output(mem.predict(ddata, which=which), expected)
+        same_output(lazy.predict(which=which), mem.predict(which=which))
