@@ -254,3 +254,24 @@ def test_perceptron_on_dask_equals_memory(iris, two, settings, window, monkeypat
         same_output(lazy.predict(ddata, which=which), expected)
         same_output(mem.predict(ddata, which=which), expected)
         same_output(lazy.predict(which=which), mem.predict(which=which))
+
+
+def test_bernoulli_message_names_the_first_column_over_all_partitions(iris):
+    df = iris.copy()
+    df.loc[5, "b2"] = 0.5  # an early partition: the second feature
+    df.loc[140, "b1"] = 3.0  # the last partition: the first feature, named first in memory
+    f = "Species ~ b1 + b2"
+    with pytest.raises(ValueError) as mem:
+        gc.BernoulliNB.from_formula(f, df)
+    with pytest.raises(ValueError) as lazy:
+        gc.BernoulliNB.from_formula(f, dd.from_pandas(df, npartitions=4))
+    assert str(lazy.value) == str(mem.value)
+    assert "'b1' has the value 3" in str(mem.value)
+
+
+def test_gaussian_nb_smoothing_and_unbiased_on_dask(iris, diris):
+    for kw in ({"cov": "unbiased"}, {"var_smoothing": 1e-3}):
+        mem = gc.GaussianNB.from_formula(IRIS, iris).fit(**kw)
+        lazy = gc.GaussianNB.from_formula(IRIS, diris).fit(**kw)
+        for a in ("means", "variances", "priors", "llf", "llf_conditional", "error_rate"):
+            close(getattr(lazy, a), getattr(mem, a))
