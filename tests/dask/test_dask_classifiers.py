@@ -275,3 +275,36 @@ def test_gaussian_nb_smoothing_and_unbiased_on_dask(iris, diris):
         lazy = gc.GaussianNB.from_formula(IRIS, diris).fit(**kw)
         for a in ("means", "variances", "priors", "llf", "llf_conditional", "error_rate"):
             close(getattr(lazy, a), getattr(mem, a))
+
+
+@pytest.mark.distributed
+def test_classifiers_under_a_two_process_cluster(iris, two):
+    """The same fits under a 2-process LocalCluster: the passes' functions and the row-free
+    results copies travel to the workers."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set(scheduler=None), LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit="2GiB") as cluster, Client(cluster):
+        diris = dd.from_pandas(iris, npartitions=4)
+        mem = gc.LDA.from_formula(IRIS, iris).fit(cv=True)
+        lazy = gc.LDA.from_formula(IRIS, diris).fit(cv=True)
+        same_output(lazy.cv_posterior, mem.cv_posterior)
+        same_output(lazy.predict(diris), mem.predict(iris))
+        same_output(mem.predict(diris, which="class"), mem.predict(iris, which="class"))
+        ls_mem = gc.LeastSquaresClassifier.from_formula(IRIS, iris).fit()
+        ls = gc.LeastSquaresClassifier.from_formula(IRIS, diris).fit()
+        close(ls.params, ls_mem.params)
+        pd.testing.assert_frame_equal(ls.pred_table(), ls_mem.pred_table())
+        settings = dict(seed=2, max_epochs=5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", gc.ConvergenceWarning)
+            p_mem = gc.Perceptron.from_formula(IRIS, two, **settings).fit()
+            p = gc.Perceptron.from_formula(IRIS, dd.from_pandas(two, npartitions=3),
+                                           **settings).fit()
+        close(p.params, p_mem.params)
+        f = "Species ~ Sepal_Length + Sepal_Width"
+        g_mem = gc.MNLogit.from_formula(f, iris).fit(method="sgd", seed=0, max_epochs=5)
+        g = gc.MNLogit.from_formula(f, diris).fit(method="sgd", seed=0, max_epochs=5)
+        close(g.params, g_mem.params)
