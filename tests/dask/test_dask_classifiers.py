@@ -179,6 +179,7 @@ def binary(iris) -> pd.DataFrame:
     return df
 
 
+@pytest.mark.filterwarnings("ignore::glmclass.ConvergenceWarning")  # 25 epochs: a trajectory
 @pytest.mark.parametrize("window", [None, 37], ids=["one-window", "windows-across-partitions"])
 @pytest.mark.parametrize("method", ["sgd", "minibatch", "gd"])
 def test_gradient_fits_on_dask_equal_memory(binary, method, window, monkeypatch):
