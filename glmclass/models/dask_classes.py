@@ -1,25 +1,49 @@
-"""The multiclass models (MNLogit, LDA, QDA, naive Bayes) on Dask partitions.
+"""The classifiers' set-up on Dask partitions (MNLogit, LDA, QDA, naive Bayes, the
+discriminant functions, the perceptron).
 
-Each function sets up a model the way its in-memory ``_setup`` does, with every full-length
-step routed through the partitions: the levels come from the merged response facts (the
-in-memory encoders read a small surrogate of the column, so labels and error messages are the
-same), per-level totals and feature checks are one pass of per-partition results, and the
-model reads its rows through a :class:`~glmclass.rows.dask.DaskBlocks` of encoded parts
-``(X, codes, weights, offset)``. The per-row arrays the models keep (codes, weights, offsets)
-are lazy Dask arrays chunked like the partitions.
+Each function does what the model's in-memory ``_setup`` does, with every full-length step a
+pass over a :class:`~glmclass.rows.dask.DaskBlocks`: the levels come from the merged response
+facts (the in-memory encoders read a small surrogate of the column, so labels and error
+messages are the same), per-level totals and feature checks are reductions, and the model
+reads its rows through a source of encoded parts ``(X, codes, weights, offset)``. The per-row
+arrays the models keep (codes, weights, offsets) are lazy Dask arrays chunked like the
+partitions. The functions return what they found; the model assigns it.
+
+This module imports the Dask adapter (so Dask) and is imported only for Dask data.
 """
 
 from __future__ import annotations
 
-import dask
-import dask.array as da
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
-from dask import delayed
 
 from ..data.dask import DaskModelData, lazy_column
 from ..data.response import encode, levels_of, multiclass_response
+from ..rows.blocks import Block
 from ..rows.dask import DaskBlocks
-from .dask_glm import _check_weight_facts
+from .class_setup import earlier, first_not_binary, raise_not_binary, tidy_labels
+from .dask_glm import check_weight_facts
+
+
+@dataclass(frozen=True)
+class ClassRows:
+    """A class response on Dask partitions.
+
+    Attributes
+    ----------
+    source : DaskBlocks
+        Parts ``(X, codes, weights, offset)`` (weights and offset None unless asked for).
+    codes : dask.array.Array of int, shape (n_obs,)
+        Class codes, chunked like the partitions.
+    levels : list
+        Class labels in code order.
+    """
+
+    source: DaskBlocks
+    codes: Any
+    levels: list
 
 
 def _coded(part: tuple, levels: list, with_arrays: bool) -> tuple:
@@ -31,82 +55,83 @@ def _coded(part: tuple, levels: list, with_arrays: bool) -> tuple:
     return (X, codes, arrays.get("freq_weights"), arrays.get("offset"))
 
 
-def _level_totals(part: tuple, k: int) -> np.ndarray:
-    _, codes, f, _ = part
-    return np.bincount(codes, weights=f, minlength=k).astype(float)
+def _features(part: tuple) -> tuple:
+    return (part[0], None, None, None)
 
 
-def _source(data: DaskModelData, levels: list, with_arrays: bool) -> DaskBlocks:
+def class_rows(data: DaskModelData, levels: list, with_arrays: bool = False) -> ClassRows:
+    """The partitions' rows with the response coded against ``levels``."""
     parts = data.encoded(_coded, levels, with_arrays)
-    if data.persisted:
-        parts = tuple(dask.persist(*parts))
-    return DaskBlocks(parts, data.lengths, len(data.exog_names), y_dtype=np.intp)
+    source = DaskBlocks(parts, data.lengths, len(data.exog_names), y_dtype=np.intp)
+    return ClassRows(source, lazy_column(parts, data.lengths, 1, (), np.intp), list(levels))
 
 
-def _lazy(data: DaskModelData, key: str, default: float) -> da.Array:
+def multiclass_rows(data: DaskModelData, ref=None) -> ClassRows:
+    """:func:`~glmclass.data.response.multiclass_response` of the partitions' response."""
+    _, levels = multiclass_response(data.facts.response.surrogate(), data.endog_name, ref)
+    return class_rows(data, levels)
+
+
+def class_counts(source: DaskBlocks, k: int, weighted: bool = False) -> np.ndarray:
+    """Rows (or frequency weights, ``weighted``) per class code, one pass."""
+
+    def one(b: Block) -> np.ndarray:
+        w = b.weights if weighted else None
+        return np.bincount(b.y, weights=w, minlength=k).astype(float)
+
+    return source.reduce(one, np.zeros(k))
+
+
+def lazy_array(data: DaskModelData, key: str, default: float):
+    """A per-row array of the data (``"freq_weights"``, ``"offset"``) as a lazy Dask array,
+    or ``default`` on every row when none was given."""
     if key in data.facts.arrays:
         return lazy_column(data.parts, data.lengths, key, (), np.float64)
-    return da.full(data.nrows, default, chunks=(data.lengths,))
+    ones = DaskBlocks(data.encoded(_features), data.lengths, len(data.exog_names))
+    return ones.map(lambda b: np.full(b.X.shape[0], default))
 
 
-def mnlogit_setup(model, data: DaskModelData, ref) -> None:
-    """:meth:`MNLogit._setup` on Dask data."""
-    from .mnlogit import _tidy_labels
+@dataclass(frozen=True)
+class MultinomialRows:
+    """What :meth:`MNLogit._setup` finds on Dask partitions."""
 
-    _check_weight_facts(data.facts.arrays)
+    rows: ClassRows
+    levels: list
+    fit_levels: list
+    totals: np.ndarray
+    freq_weights: Any
+    offset: Any
+
+
+def mnlogit_rows(data: DaskModelData, ref) -> MultinomialRows:
+    """:meth:`MNLogit._setup` on Dask data: levels (reference first), per-level totals of the
+    frequency weights (one pass), the lazy per-row arrays.
+
+    Raises
+    ------
+    ValueError
+        For invalid weights, or a level whose total frequency weight is zero.
+    """
+    check_weight_facts(data.facts.arrays)
     name = data.endog_name
     surrogate = data.facts.response.surrogate()
     natural = levels_of(surrogate)
     _, fit_levels = multiclass_response(surrogate, name, ref)
-    source = _source(data, fit_levels, True)
-    k = len(fit_levels)
-    totals = np.sum(dask.compute(*[delayed(_level_totals)(p, k) for p in source._parts]),
-                    axis=0)
+    rows = class_rows(data, fit_levels, True)
+    totals = class_counts(rows.source, len(fit_levels), weighted=True)
     if np.any(totals <= 0):
         lv = fit_levels[int(np.flatnonzero(totals <= 0)[0])]
         raise ValueError(f"level {lv!r} of {name!r} has zero total frequency weight: drop "
                          "the level (or its rows) before fitting")
-    model.codes = lazy_column(source._parts, data.lengths, 1, (), np.intp)
-    model.levels = _tidy_labels(list(natural))
-    model._fit_levels = _tidy_labels(list(fit_levels))
-    model.ref = model._fit_levels[0]
-    model.freq_weights = _lazy(data, "freq_weights", 1.0)
-    model.offset = _lazy(data, "offset", 0.0)
-    model._level_totals = totals
-    model._dask_source = source
-
-
-def generative_setup(model, data: DaskModelData, prior) -> None:
-    """:meth:`GenerativeBase._setup` on Dask data (the features are already checked finite)."""
-    from .discriminant import parse_prior
-
-    if data.exog.shape[1] == 0:
-        raise ValueError(f"{type(model).__name__} needs at least one feature; the design has "
-                         "none (a formula 'y ~ 1' has no features)")
-    _, levels = multiclass_response(data.facts.response.surrogate(), data.endog_name)
-    source = _source(data, levels, False)
-    model.endog = lazy_column(source._parts, data.lengths, 1, (), np.intp)
-    model.levels = levels
-    model.prior = parse_prior(prior, levels)
-    model._dask_source = source
-
-
-def _first_not_binary(part: tuple):
-    X = part[0]
-    bad = ~((X == 0) | (X == 1))
-    if not bad.any():
-        return None
-    j = int(np.flatnonzero(bad.any(axis=0))[0])
-    return j, float(X[bad[:, j], j][0])
+    return MultinomialRows(rows, tidy_labels(list(natural)), tidy_labels(list(fit_levels)),
+                           totals, lazy_array(data, "freq_weights", 1.0),
+                           lazy_array(data, "offset", 0.0))
 
 
 def check_binary_partitions(data: DaskModelData, names: list) -> None:
-    """:func:`~glmclass.models.naive_bayes.check_binary` over the partitions (one pass)."""
-    from .naive_bayes import check_binary
-
-    for found in dask.compute(*[delayed(_first_not_binary)(p) for p in data.parts]):
-        if found is not None:
-            j, v = found
-            x = np.zeros((1, len(names)))
-            x[0, j] = v
-            check_binary(x, names)  # raises with the in-memory message
+    """:func:`~glmclass.models.class_setup.check_binary` over the partitions (one pass): the
+    same message as in memory, naming the first non-binary column and its first such value."""
+    source = DaskBlocks(data.encoded(_features), data.lengths, len(names))
+    first = source.reduce(lambda b: first_not_binary(b.X), np.full(len(names), np.nan),
+                          earlier)
+    raise_not_binary(first, names)

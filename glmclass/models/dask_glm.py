@@ -107,7 +107,7 @@ class DaskGLMProblem(GLMProblem):
             raise TypeError(f"family must be a glmclass family, e.g. gc.families.Binomial(); "
                             f"got {family!r}")
         facts, name = data.facts, data.endog_name
-        _check_weight_facts(facts.arrays)
+        check_weight_facts(facts.arrays)
         surrogate = facts.response.surrogate()
         if facts.response.counts:  # proportions of (successes, failures): binomial_response
             if not isinstance(family, F.Binomial):
@@ -250,7 +250,7 @@ class DaskGLMProblem(GLMProblem):
 
 
 
-def _check_weight_facts(arrays: dict) -> None:
+def check_weight_facts(arrays: dict) -> None:
     """:func:`~glmclass.models.base.check_weights` from the merged facts."""
     for key in ("freq_weights", "var_weights"):
         a = arrays.get(key)

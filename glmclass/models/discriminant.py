@@ -14,7 +14,6 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
@@ -23,41 +22,7 @@ from ..numerics.linalg import NotPositiveDefinite
 from ..results.discriminant import LDAResults, QDAResults
 from ..rows.blocks import ArrayBlocks, RowBlocks
 from .base import Model, check_option
-
-
-def parse_prior(prior, levels: list) -> np.ndarray | None:
-    """Class priors in level order from a dict/Series by level or an array; None for default.
-
-    Raises
-    ------
-    ValueError
-        For a missing or unknown level, a non-positive prior or priors not summing to 1.
-    """
-    if prior is None:
-        return None
-    k = len(levels)
-    if isinstance(prior, (dict, pd.Series)):
-        given = dict(prior.items())
-        unknown = [lv for lv in given if lv not in levels]
-        if unknown:
-            raise ValueError(f"prior has the level {unknown[0]!r}, which is not a class of the "
-                             f"response; classes are {levels}")
-        missing = [lv for lv in levels if lv not in given]
-        if missing:
-            raise ValueError(f"prior gives no value for the class {missing[0]!r}; give one prior "
-                             f"per class ({levels})")
-        p = np.array([given[lv] for lv in levels], dtype=float)
-    else:
-        p = np.asarray(prior, dtype=float).ravel()
-        if p.shape != (k,):
-            raise ValueError(f"prior has {p.size} values but the response has {k} classes "
-                             f"({levels}); give one per class in that order, or a dict by class")
-    if not np.all(np.isfinite(p)) or np.any(p <= 0):
-        j = int(np.flatnonzero(~(np.isfinite(p) & (p > 0)))[0])
-        raise ValueError(f"prior for class {levels[j]!r} is {p[j]}; priors must be positive")
-    if abs(p.sum() - 1.0) > 1e-6:
-        raise ValueError(f"prior sums to {p.sum():g}; class priors must sum to 1")
-    return p / p.sum()
+from .class_setup import check_has_features, parse_prior
 
 
 class GenerativeBase(Model):
@@ -87,14 +52,17 @@ class GenerativeBase(Model):
 
     def _setup(self, data: ModelData, prior=None) -> None:
         if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import generative_setup
+            from .dask_classes import multiclass_rows
 
-            generative_setup(self, data, prior)
+            check_has_features(type(self).__name__, data.exog.shape[1])
+            rows = multiclass_rows(data)
+            self.endog = rows.codes
+            self.levels = rows.levels
+            self.prior = parse_prior(prior, rows.levels)
+            self._dask_source = rows.source
             return
         check_finite(data)
-        if data.exog.shape[1] == 0:
-            raise ValueError(f"{type(self).__name__} needs at least one feature; the design has "
-                             "none (a formula 'y ~ 1' has no features)")
+        check_has_features(type(self).__name__, data.exog.shape[1])
         codes, levels = multiclass_response(data.endog, data.endog_name)
         self.endog = codes
         self.levels = levels
@@ -108,11 +76,6 @@ class GenerativeBase(Model):
         """The features as a block source, with the class codes as the response."""
         source = self.__dict__.get("_dask_source")  # Dask partitions
         return source if source is not None else ArrayBlocks(self.exog, self.endog)
-
-    def _check_in_memory(self, what: str) -> None:
-        if "_dask_source" in self.__dict__:
-            raise NotImplementedError(f"{what} needs every row at once and is not available "
-                                      "for Dask data; fit on a pandas DataFrame (or a sample)")
 
     def _moments(self) -> nd.ClassMoments:
         return nd.class_moments(self._blocks(), len(self.levels))
@@ -196,7 +159,8 @@ class LDA(GenerativeBase):
             features on comparable scales first.
         cv : bool
             Also compute leave-one-out posteriors and error rate (as MASS ``CV=TRUE``), by
-            rank-one downdates rather than N refits. Not available with ``shrinkage``.
+            rank-one downdates rather than N refits (a closed form per row, so on Dask data
+            a lazy map). Not available with ``shrinkage``.
 
         Returns
         -------
@@ -212,7 +176,6 @@ class LDA(GenerativeBase):
         if unbiased and n <= k:
             raise ValueError(f"cov='unbiased' divides by N - K = {n - k}; use cov='mle'")
         if cv:
-            self._check_in_memory("cv=True (leave-one-out posteriors)")
             self._check_cv(m.counts)
         if shrinkage == "ledoit-wolf":
             fourth = nd.residual_fourth_moment(self._blocks(), m.means)
@@ -221,11 +184,7 @@ class LDA(GenerativeBase):
         sph = self._sphere(sigma, m.means, "the pooled within-class covariance",
                            "" if intensity else ", or pass shrinkage= (e.g. 'ledoit-wolf')")
         prior = self._priors(m.counts)
-        loo = None
-        if cv:
-            loo = nd.lda_loo_log_posterior(self.exog, self.endog, m.means, m.counts, sph,
-                                           np.log(prior), unbiased)
-        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, loo)
+        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, cv)
 
     @staticmethod
     def _intensity(shrinkage) -> float:
@@ -301,8 +260,6 @@ class QDA(GenerativeBase):
         if cv and (lam or gam):
             raise ValueError("cv=True gives leave-one-out posteriors without regularisation "
                              "only; drop reg_lambda/reg_gamma or cv")
-        if cv:
-            self._check_in_memory("cv=True (leave-one-out posteriors)")
         m = self._moments()
         n, k, dim = self.nobs, len(self.levels), self.exog.shape[1]
         self._check_sizes(m.counts, dim, unbiased, lam, cv)
@@ -318,11 +275,7 @@ class QDA(GenerativeBase):
             covs.append(s)
             sphs.append(self._sphere(s, m.means[j:j + 1], f"class {lev!r}", remedy))
         prior = self._priors(m.counts)
-        loo = None
-        if cv:
-            loo = nd.qda_loo_log_posterior(self.exog, self.endog, m.means, m.counts, sphs,
-                                           np.log(prior), unbiased)
-        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, loo)
+        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, cv)
 
     def _check_sizes(self, counts: np.ndarray, dim: int, unbiased: bool, lam: float,
                      cv: bool) -> None:

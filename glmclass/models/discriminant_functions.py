@@ -18,9 +18,9 @@ import numpy as np
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
-from ..numerics.least_squares import multi_lstsq
+from ..numerics.least_squares import indicator_lstsq, one_hot
 from ..results.discriminant_functions import FisherResults, LeastSquaresResults
-from ..rows.blocks import ArrayBlocks
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks
 from .base import Model, check_option
 
 
@@ -59,12 +59,29 @@ class LeastSquaresClassifier(Model):
         super().__init__(endog, exog, missing)
 
     def _setup(self, data: ModelData) -> None:
-        check_finite(data)
         if data.exog.shape[1] == 0:
             raise ValueError("the design has no columns: add an intercept or predictors")
+        if getattr(data, "partitioned", False):  # rows in Dask partitions
+            from .dask_classes import multiclass_rows
+
+            rows = multiclass_rows(data)
+            self.endog, self.levels, self._dask_source = rows.codes, rows.levels, rows.source
+            return
+        check_finite(data)
         codes, levels = multiclass_response(data.endog, data.endog_name)
-        self.codes = codes
+        self.endog = codes
         self.levels = list(levels)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Class codes 0..K-1 of the rows (a lazy Dask array on Dask data)."""
+        return self.endog
+
+    def row_source(self) -> RowBlocks:
+        """The design rows with the class codes as the response."""
+        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
+            return self._dask_source
+        return ArrayBlocks(self.exog, self.endog)
 
     @property
     def K(self) -> int:
@@ -73,9 +90,12 @@ class LeastSquaresClassifier(Model):
 
     def targets(self) -> np.ndarray:
         """The 1-of-K target matrix T, shape (n_obs, K)."""
-        T = np.zeros((self.codes.size, self.K))
-        T[np.arange(self.codes.size), self.codes] = 1.0
-        return T
+        k = self.K
+
+        def targets(b: Block) -> np.ndarray:
+            return one_hot(b.y, k)
+
+        return self.row_source().map(targets)
 
     def fit(self) -> LeastSquaresResults:
         """Least-squares fit of the indicator targets (QR of the design; aliased columns get
@@ -85,8 +105,8 @@ class LeastSquaresClassifier(Model):
         -------
         LeastSquaresResults
         """
-        fit = multi_lstsq(self.exog, self.targets())
-        return LeastSquaresResults(self, fit)
+        fit = indicator_lstsq(self.row_source(), self.K)
+        return self._results(LeastSquaresResults)(self, fit)
 
     def __repr__(self) -> str:
         return f"<LeastSquaresClassifier: {self.K} classes, nobs={self.exog.shape[0]}>"
@@ -129,24 +149,47 @@ class FisherDiscriminant(Model):
         super().__init__(endog, exog, missing)
 
     def _setup(self, data: ModelData) -> None:
-        check_finite(data)
         name = data.endog_name
         if data.exog.shape[1] == 0:
             raise ValueError("FisherDiscriminant needs at least one feature; the design has none")
+        if getattr(data, "partitioned", False):  # rows in Dask partitions
+            from .dask_classes import class_counts, multiclass_rows
+
+            rows = multiclass_rows(data)
+            self._check_classes(rows.levels, name, lambda: class_counts(rows.source, 2))
+            self.endog, self.levels, self._dask_source = rows.codes, rows.levels, rows.source
+            return
+        check_finite(data)
         codes, levels = multiclass_response(data.endog, name)
+        self._check_classes(levels, name, lambda: np.bincount(codes, minlength=2))
+        self.endog = codes
+        self.levels = list(levels)
+
+    @staticmethod
+    def _check_classes(levels: list, name: str, counts) -> None:
+        """Two classes of at least two rows each (``counts()`` is a pass over the rows)."""
         if len(levels) != 2:
             raise ValueError(
                 f"endog: FisherDiscriminant separates two classes, but the response {name!r} "
                 f"has {len(levels)} levels ({', '.join(map(repr, levels[:5]))}"
                 f"{', ...' if len(levels) > 5 else ''}); use gc.LDA for several classes (its "
                 "scalings are Fisher's multiclass directions), or recode the response")
-        counts = np.bincount(codes, minlength=2)
+        counts = counts()
         if np.any(counts < 2):
             lv = levels[int(np.argmin(counts))]
-            raise ValueError(f"class {lv!r} of {name!r} has {counts.min()} observation(s): a "
-                             "within-class scatter needs at least two per class")
-        self.codes = codes
-        self.levels = list(levels)
+            raise ValueError(f"class {lv!r} of {name!r} has {int(counts.min())} observation(s): "
+                             "a within-class scatter needs at least two per class")
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Class codes 0 / 1 of the rows (a lazy Dask array on Dask data)."""
+        return self.endog
+
+    def row_source(self) -> RowBlocks:
+        """The features with the class codes as the response."""
+        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
+            return self._dask_source
+        return ArrayBlocks(self.exog, self.endog)
 
     def fit(self, threshold: str = "midpoint") -> FisherResults:
         """Fisher's direction and a threshold on the projection.
@@ -164,14 +207,14 @@ class FisherDiscriminant(Model):
         FisherResults
         """
         check_option("threshold", threshold, ("midpoint", "lda"))
-        mom = nd.class_moments(ArrayBlocks(self.exog, self.codes), 2)
+        mom = nd.class_moments(self.row_source(), 2)
         within = mom.within
         diff = mom.means[1] - mom.means[0]
         names = self.exog_names
         _singular(within, names)
         sph = nd.Sphering.of(within)
         raw = nd.shared_solve(sph, diff[:, None])[:, 0]  # S_W^-1 (m2 - m1), no inverse
-        return FisherResults(self, mom, raw, threshold)
+        return self._results(FisherResults)(self, mom, raw, threshold)
 
     def __repr__(self) -> str:
         return f"<FisherDiscriminant: {self.levels[0]!r} vs {self.levels[1]!r}, " \

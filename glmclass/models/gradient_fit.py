@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..numerics.linalg import aliased_columns
-from ..rows.blocks import Block
+from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import weighted_gram
 from ..solvers import gradient as G
 from ..solvers.irls import IRLSFit
@@ -57,14 +57,29 @@ def options(method: str, **given) -> dict:
     return given
 
 
-def _curvature_bound(family, eta0: np.ndarray) -> float:
+def _curvature_bound(family, blocks: RowBlocks, coef0: np.ndarray) -> float:
     """Largest Fisher weight mu'^2 / V over eta (1/4 for the logit): bounds the Hessian of the
-    mean loss by c X'WX / sum(w)."""
+    mean loss by c X'WX / sum(w). For unbounded weights (log link), 4 times the largest at the
+    start ``coef0`` (one pass), for room."""
     grid = family.working_weights(np.linspace(-10.0, 10.0, 401))
     c = float(np.max(grid))
-    if not np.isfinite(c) or c <= 0:  # unbounded weights (log link): from the start, with room
-        c = 4.0 * float(np.max(family.working_weights(eta0)))
+    if not np.isfinite(c) or c <= 0:
+
+        def largest(b: Block) -> float:
+            w = family.working_weights(b.X @ coef0 + b.offset)
+            return float(np.max(w, initial=-np.inf))
+
+        c = 4.0 * float(blocks.reduce(largest, -np.inf, max))
     return c
+
+
+def positive_rows(blocks: RowBlocks) -> RowBlocks:
+    """The rows of positive weight (R's ``glm.fit`` leaves rows of weight 0 out); ``blocks``
+    itself when every row has one (one pass to count them)."""
+    n_pos = blocks.reduce(lambda b: int(np.count_nonzero(b.weights > 0)), 0)
+    if n_pos == blocks.n_rows:
+        return blocks
+    return blocks.take_rows(blocks.map(lambda b: b.weights > 0))
 
 
 def _smoothness(blocks, c: float) -> tuple[float, float]:
@@ -87,30 +102,26 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Gr
     Without ``start_params`` the fit starts from the intercept-only fit (zero slopes).
     """
     fam = problem.family
-    pos = problem.prior_weights > 0
-    blocks = problem.blocks()
-    if not pos.all():
-        blocks = blocks.take_rows(pos)
+    blocks = positive_rows(problem.blocks())
     aliased = aliased_columns(weighted_gram(blocks))
     keep = ~aliased
     blocks = blocks.take_columns(keep)
-    X = problem.exog[np.ix_(pos, keep)] if not (pos.all() and keep.all()) else problem.exog
-    y, w, off = (np.asarray(a)[pos] for a in (problem.endog, problem.prior_weights,
-                                               problem.offset))
-    control = G.gradient_control(method, X.shape[0], **options)
+    control = G.gradient_control(method, blocks.n_rows, **options)
     coef0 = np.zeros(int(keep.sum()))
     if start is not None:
         coef0 = np.asarray(start, dtype=float)[keep]
     elif problem.data.intercept_index is not None and keep[problem.data.intercept_index]:
-        mean = float(np.clip(w @ y / w.sum(), 1e-6, 1 - 1e-6)) if fam.name == "Binomial" \
-            else float(w @ y / w.sum())
+        wy, wsum = blocks.reduce(lambda b: (float(b.weights @ b.y), float(np.sum(b.weights))),
+                                 (0.0, 0.0))
+        mean = float(np.clip(wy / wsum, 1e-6, 1 - 1e-6)) if fam.name == "Binomial" \
+            else float(wy / wsum)
         lo, hi = fam.link.range
         mean = min(max(mean, lo + 1e-6 * (hi - lo if np.isfinite(hi - lo) else 1.0)),
                    hi - 1e-6 * (hi - lo if np.isfinite(hi - lo) else 1.0))
         coef0[int(np.cumsum(keep)[problem.data.intercept_index]) - 1] = \
             float(fam.link.link(np.array([mean]))[0])
-    c = _curvature_bound(fam, X @ coef0 + off)
-    run = G.minimise(G.glm_loss(fam), blocks, (X, y, w, off), coef0, control,
+    c = _curvature_bound(fam, blocks, coef0)
+    run = G.minimise(G.glm_loss(fam), blocks, coef0, control,
                      _smoothness(blocks, c))
     b = run.coef
 
@@ -130,16 +141,10 @@ def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
                     options: dict) -> MultinomialGradientFit:
     """Fit an :class:`~glmclass.MNLogit` on its kept columns (mask ``keep``) by a gradient
     method; the record carries the exact Hessian at the point reached (for the covariance)."""
-    X = model.exog if keep.all() else np.ascontiguousarray(model.exog[:, keep])
-    pos = model.freq_weights > 0
-    Xp = X if pos.all() else X[pos]
-    y, w, off = (np.asarray(a)[pos] for a in (model.codes, model.freq_weights, model.offset))
-    blocks = model._blocks(keep, objective=True)
-    if not pos.all():
-        blocks = blocks.take_rows(pos)
-    control = G.gradient_control(method, Xp.shape[0], **options)
+    blocks = positive_rows(model._blocks(keep, objective=True))
+    control = G.gradient_control(method, blocks.n_rows, **options)
     # Boehning's bound: the multinomial Hessian is below (I - 11'/K)/2 (x) X'WX
-    run = G.minimise(G.multinomial_loss(model.K), blocks, (Xp, y, w, off), start, control,
+    run = G.minimise(G.multinomial_loss(model.K), blocks, start, control,
                      _smoothness(blocks, 0.5))
     f, g, h = multinomial_deviance(blocks, model.K)(run.coef, True)
     return MultinomialGradientFit(run.coef, f, g, h, run.n_epochs, run.converged, run.history,

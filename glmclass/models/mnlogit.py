@@ -46,6 +46,7 @@ from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
 from .base import Model, check_option, check_weights, fit_control
+from .class_setup import tidy_labels
 from .glm_base import constant
 
 #: A further symptom of separation when the LP is cheap (N p K up to CHEAP_LP): a fitted
@@ -61,14 +62,6 @@ def _sample_full_rank(rows: RowBlocks, intercept: int | None) -> bool:
     holds no more than the design."""
     sub = rows.subsample(int(sample_fraction(rows.n_rows, rows.n_cols) * rows.n_rows))
     return sub is not None and gram_decides(weighted_gram(sub), None, intercept)
-
-
-def _tidy_labels(levels: list) -> list:
-    """Integral float labels (a numeric response read with missing values) become ints."""
-    if levels and all(isinstance(v, (float, np.floating)) and float(v).is_integer()
-                      for v in levels):
-        return [int(v) for v in levels]
-    return [v.item() if isinstance(v, np.generic) else v for v in levels]
 
 
 class MNLogit(Model):
@@ -109,12 +102,20 @@ class MNLogit(Model):
 
     def _setup(self, data: ModelData, ref=None) -> None:
         if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import mnlogit_setup
+            from .dask_classes import mnlogit_rows
 
             if data.exog.shape[1] == 0:
                 raise ValueError("the design has no columns: add an intercept or predictors "
                                  "(e.g. 'y ~ 1' for the intercept-only model)")
-            mnlogit_setup(self, data, ref)
+            found = mnlogit_rows(data, ref)
+            self.codes = found.rows.codes
+            self.levels = found.levels
+            self._fit_levels = found.fit_levels
+            self.ref = found.fit_levels[0]
+            self.freq_weights = found.freq_weights
+            self.offset = found.offset
+            self._level_totals = found.totals
+            self._dask_source = found.rows.source
             return
         check_finite(data)
         check_weights(data.arrays)
@@ -135,8 +136,8 @@ class MNLogit(Model):
             raise ValueError(f"level {lv!r} of {name!r} has zero total frequency weight: drop "
                              "the level (or its rows) before fitting")
         self.codes = codes  # 0 = the reference level
-        self.levels = _tidy_labels(list(natural))  # natural order, for predictions and tables
-        self._fit_levels = _tidy_labels(list(fit_levels))  # reference first
+        self.levels = tidy_labels(list(natural))  # natural order, for predictions and tables
+        self._fit_levels = tidy_labels(list(fit_levels))  # reference first
         self.ref = self._fit_levels[0]
         self.freq_weights = f
         self.offset = a["offset"] if a.get("offset") is not None else constant(0.0, n)

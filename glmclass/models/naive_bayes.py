@@ -15,18 +15,8 @@ from ..data.model_data import ModelData
 from ..numerics import naive_bayes as nnb
 from ..results.naive_bayes import BernoulliNBResults, GaussianNBResults
 from ..rows.blocks import Block
+from .class_setup import check_binary
 from .discriminant import GenerativeBase
-
-
-def check_binary(X: np.ndarray, names: list[str]) -> None:
-    """Raise naming the first column whose values are not all 0 or 1."""
-    bad = ~((X == 0) | (X == 1))
-    if bad.any():
-        j = int(np.flatnonzero(bad.any(axis=0))[0])
-        v = X[bad[:, j], j][0]
-        raise ValueError(f"feature {names[j]!r} has the value {v:g}: BernoulliNB needs binary "
-                         "(0/1 or bool) features; binarise it (e.g. from_formula with "
-                         "'I(x > c)' or C(x) indicators)")
 
 
 class BernoulliNB(GenerativeBase):

@@ -20,6 +20,7 @@ from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
 from ..errors import ConvergenceWarning
 from ..results.perceptron import PerceptronResults
+from ..rows.blocks import ArrayBlocks, RowBlocks
 from ..solvers.perceptron import PerceptronFit, rosenblatt
 from .base import Model, check_option
 
@@ -101,7 +102,9 @@ class Perceptron(Model):
     def _setup(self, data: ModelData, learning_rate: float = 1.0, max_epochs: int = 1000,
                shuffle: bool = True, seed=None, pocket: bool = False,
                multiclass: str | None = None) -> None:
-        check_finite(data)
+        partitioned = getattr(data, "partitioned", False)  # rows in Dask partitions
+        if not partitioned:
+            check_finite(data)
         self.learning_rate = _check_rate(learning_rate)
         self.max_epochs = _check_epochs(max_epochs)
         self.shuffle = bool(check_option("shuffle", shuffle, (True, False)))
@@ -109,29 +112,45 @@ class Perceptron(Model):
         self.pocket = bool(check_option("pocket", pocket, (True, False)))
         self.multiclass = check_option("multiclass", multiclass, (None, "ovr", "ovo"))
         name = data.endog_name
-        codes, levels = multiclass_response(data.endog, name)
+        if partitioned:
+            from .dask_classes import multiclass_rows
+
+            rows = multiclass_rows(data)
+            codes, levels, self._dask_source = rows.codes, rows.levels, rows.source
+        else:
+            codes, levels = multiclass_response(data.endog, name)
         if len(levels) > 2 and multiclass is None:
             raise ValueError(
                 f"endog: the perceptron separates two classes, but the response {name!r} has "
                 f"{len(levels)} levels ({', '.join(map(repr, levels[:5]))}"
                 f"{', ...' if len(levels) > 5 else ''}); pass multiclass='ovr' (one-vs-rest) "
                 "or 'ovo' (one-vs-one)")
-        self.codes = codes
+        self.endog = codes
         self.levels = list(levels)
 
-    def _tasks(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
-        """The binary problems: (name, rows used, targets +-1)."""
-        lv, c = self.levels, self.codes
-        allrows = np.ones(c.size, dtype=bool)
+    @property
+    def codes(self) -> np.ndarray:
+        """Class codes 0..K-1 of the rows (a lazy Dask array on Dask data)."""
+        return self.endog
+
+    def row_source(self) -> RowBlocks:
+        """The design rows with the class codes as the response."""
+        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
+            return self._dask_source
+        return ArrayBlocks(self.exog, self.endog)
+
+    def _tasks(self) -> list[tuple[str, RowBlocks, int]]:
+        """The binary problems: (name, rows used, the code of the positive class)."""
+        lv, rows = self.levels, self.row_source()
         if len(lv) == 2:
-            return [(f"{lv[1]} vs {lv[0]}", allrows, np.where(c == 1, 1.0, -1.0))]
+            return [(f"{lv[1]} vs {lv[0]}", rows, 1)]
         if self.multiclass == "ovr":
-            return [(str(lv[k]), allrows, np.where(c == k, 1.0, -1.0)) for k in range(len(lv))]
+            return [(str(lv[k]), rows, k) for k in range(len(lv))]
         out = []
         for i in range(len(lv)):
             for j in range(i + 1, len(lv)):
-                rows = (c == i) | (c == j)
-                out.append((f"{lv[j]} vs {lv[i]}", rows, np.where(c[rows] == j, 1.0, -1.0)))
+                pair = rows.take_rows(rows.map(lambda b, i=i, j=j: (b.y == i) | (b.y == j)))
+                out.append((f"{lv[j]} vs {lv[i]}", pair, j))
         return out
 
     def fit(self) -> PerceptronResults:
@@ -149,9 +168,9 @@ class Perceptron(Model):
         """
         rng = np.random.default_rng(self.seed) if self.shuffle else None
         fits: dict[str, PerceptronFit] = {}
-        for name, rows, t in self._tasks():
-            X = self.exog if rows.all() else self.exog[rows]
-            fits[name] = rosenblatt(X, t, self.learning_rate, self.max_epochs, rng, self.pocket)
+        for name, rows, positive in self._tasks():
+            fits[name] = rosenblatt(rows, positive, self.learning_rate, self.max_epochs, rng,
+                                    self.pocket)
         bad = [k for k, f in fits.items() if not f.converged]
         if bad:
             which = "" if len(fits) == 1 else f" ({', '.join(bad)})"
@@ -162,7 +181,7 @@ class Perceptron(Model):
                 f"the perceptron{which} did not converge in {self.max_epochs} epochs: fewest "
                 f"training errors seen {errs}; the data may not be linearly separable ({kept}, "
                 "or raise max_epochs)", ConvergenceWarning, stacklevel=2)
-        return PerceptronResults(self, fits)
+        return self._results(PerceptronResults)(self, fits)
 
     def __repr__(self) -> str:
-        return f"<Perceptron: {len(self.levels)} classes, nobs={self.exog.shape[0]}>"
+        return f"<Perceptron: {len(self.levels)} classes, nobs={self.data.nrows}>"

@@ -303,8 +303,11 @@ def fisher_directions(means: np.ndarray, prior: np.ndarray, counts: np.ndarray,
 
 def lda_loo_log_posterior(X: np.ndarray, codes: np.ndarray, means: np.ndarray,
                           counts: np.ndarray, sph: Sphering, log_prior: np.ndarray,
-                          unbiased: bool) -> np.ndarray:
+                          unbiased: bool, n_obs: int | None = None) -> np.ndarray:
     """Leave-one-out log-posteriors of LDA by rank-one downdates (no refits), shape (n, K).
+
+    Each row's value needs only the fit's moments, so the rows may come block by block:
+    ``n_obs`` is then the number of rows of the fit (default: the rows of ``X``).
 
     Notes
     -----
@@ -316,7 +319,8 @@ def lda_loo_log_posterior(X: np.ndarray, codes: np.ndarray, means: np.ndarray,
     k = g, with e = c / d. The log-determinant change is common to all classes; the priors are
     kept, as MASS ``lda(CV=TRUE)``.
     """
-    n_obs = X.shape[0]
+    n_rows = X.shape[0]
+    n_obs = n_rows if n_obs is None else n_obs
     d = n_obs - (means.shape[0] if unbiased else 0)
     centre = means[0]
     z = sph.apply(X - centre)
@@ -332,7 +336,7 @@ def lda_loo_log_posterior(X: np.ndarray, codes: np.ndarray, means: np.ndarray,
     for k in range(zm.shape[0]):
         uv[:, k] = np.einsum("ij,ij->i", u, z - zm[k])
     new = (d - 1.0) / d * (dist + e[:, None] * uv**2 / denom[:, None])
-    rows = np.arange(n_obs)
+    rows = np.arange(n_rows)
     new[rows, codes] = (d - 1.0) / d * c**2 * own / denom
     return _normalise(log_prior - 0.5 * new)
 

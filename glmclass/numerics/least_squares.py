@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ..rows.blocks import ArrayBlocks
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks
 from ..rows.gram import weighted_gram
 from .linalg import aliased_columns
 
@@ -67,3 +67,66 @@ def multi_lstsq(X: np.ndarray, T: np.ndarray) -> LeastSquaresFit:
         q, r = linalg.qr(X[:, keep], mode="economic", check_finite=False)
         coef[keep] = linalg.solve_triangular(r, q.T @ T, lower=False, check_finite=False)
     return LeastSquaresFit(coef, aliased, int(keep.sum()))
+
+
+def _stacked_qr(a: tuple[np.ndarray, np.ndarray],
+                b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Merge two partial QR factorisations ``(R, Q'T)`` of disjoint row sets into that of
+    their union: the QR of ``[R_a; R_b]`` (TSQR's combine; the arguments are not modified)."""
+    if a[0].shape[0] == 0:
+        return b
+    if b[0].shape[0] == 0:
+        return a
+    q, r = linalg.qr(np.vstack([a[0], b[0]]), mode="economic", check_finite=False)
+    return r, q.T @ np.vstack([a[1], b[1]])
+
+
+def one_hot(codes: np.ndarray, k: int) -> np.ndarray:
+    """The 1-of-K indicator rows of integer class codes, shape (n, k)."""
+    T = np.zeros((codes.shape[0], k))
+    T[np.arange(codes.shape[0]), codes] = 1.0
+    return T
+
+
+def indicator_lstsq(rows: RowBlocks, k: int) -> LeastSquaresFit:
+    """:func:`multi_lstsq` of the 1-of-K targets of the class codes ``rows`` carries as its
+    response, in passes over the row blocks (in memory or on Dask alike).
+
+    Parameters
+    ----------
+    rows : RowBlocks
+        Design rows with integer class codes 0..k-1 as the response.
+    k : int
+        Number of classes.
+
+    Returns
+    -------
+    LeastSquaresFit
+
+    Notes
+    -----
+    Aliased columns come from the pivoted Cholesky of the Gram matrix (one pass); the kept
+    columns are then factored by TSQR (Demmel et al. 2012): each block's economic QR
+    ``X_b = Q_b R_b`` gives ``(R_b, Q_b' T_b)``, and two such pairs merge by the QR of the
+    stacked R's, so the reduction needs p x p pieces only and keeps QR's accuracy (the normal
+    equations would square the condition number).
+
+    References
+    ----------
+    Demmel, J., Grigori, L., Hoemmen, M. and Langou, J. (2012). Communication-optimal parallel
+    and sequential QR and LU factorizations. *SIAM J. Sci. Comput.* 34, A206-A239.
+    """
+    aliased = aliased_columns(weighted_gram(rows))
+    keep = ~aliased
+    p = int(keep.sum())
+    coef = np.full((keep.size, k), np.nan)
+    if p:
+        kept = rows.take_columns(keep)
+
+        def one(b: Block) -> tuple[np.ndarray, np.ndarray]:
+            q, r = linalg.qr(b.X, mode="economic", check_finite=False)
+            return r, q.T @ one_hot(b.y, k)
+
+        r, qt = kept.reduce(one, (np.zeros((0, p)), np.zeros((0, k))), _stacked_qr)
+        coef[keep] = linalg.solve_triangular(r, qt, lower=False, check_finite=False)
+    return LeastSquaresFit(coef, aliased, p)

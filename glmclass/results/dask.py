@@ -389,16 +389,17 @@ def _error_rate(original: Callable, res):
     return float(1.0 - np.trace(table) / table.sum())
 
 
-def _refused(what: str) -> Callable:
-    def handler(original: Callable, res, *args, **kwargs):
-        if partitioned(res):
-            unavailable(what)
-        return original(res, *args, **kwargs)
-
-    return handler
+def _cv_error(original: Callable, res):
+    """Leave-one-out misclassification rate: from its confusion table (one pass) on Dask
+    data."""
+    if not partitioned(res):
+        return original(res)
+    table = res.cv_pred_table().to_numpy()
+    return float((table.sum() - np.trace(table)) / table.sum())
 
 
 #: The row outputs of the generative classifiers (LDA, QDA, naive Bayes).
 GENERATIVE_ROWS = {"predict": new_rows_of, "transform": new_rows_of, "pred_table": total_of,
                    "llf": total_of, "llf_conditional": total_of, "error_rate": _error_rate,
-                   "_loo": _refused("leave-one-out (cv=True)")}
+                   "cv_posterior": rows_of, "cv_class": rows_of, "cv_pred_table": total_of,
+                   "cv_error": _cv_error}

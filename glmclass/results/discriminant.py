@@ -39,7 +39,8 @@ class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
     """
 
     likelihood_kind = "joint"
-    _loo_log_post: np.ndarray | None = None
+    #: Whether the fit asked for leave-one-out results (``fit(cv=True)``).
+    cv = False
 
     def __init__(self, model, counts: np.ndarray, prior: np.ndarray, k_params: int) -> None:
         self.model = model
@@ -81,7 +82,8 @@ class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
         return float(self._log_post[np.arange(y.size), y].sum())
 
     # --- prediction ---------------------------------------------------------------------------
-    def _rows(self, exog) -> tuple[np.ndarray | None, pd.Index]:
+    def _new_rows(self, exog) -> tuple[np.ndarray | None, pd.Index]:
+        """The features of new rows (None for the training rows) and their index."""
         if exog is None:
             return None, self.model.data.index
         X = self.model.design(exog)
@@ -121,11 +123,12 @@ class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
             Rows with missing values give NaN (label missing).
         """
         check_which(which, self._which)
-        X, index = self._rows(exog)
+        X, index = self._new_rows(exog)
         if X is None:
             return self._output(self._log_post, index, which, self._log_joint)
         lj = self._new_log_joint(X)
         return self._output(self._post_of(lj), index, which, lj)
+
 
     def _new_log_joint(self, X: np.ndarray) -> np.ndarray:
         bad = np.isnan(X).any(axis=1)
@@ -161,9 +164,15 @@ class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
 
     # --- leave-one-out ------------------------------------------------------------------------
     def _loo(self) -> np.ndarray:
-        if self._loo_log_post is None:
+        if not self.cv:
             raise ValueError("leave-one-out results need fit(cv=True)")
         return self._loo_log_post
+
+    @cached_property
+    def _loo_log_post(self) -> np.ndarray:
+        """Leave-one-out log-posteriors of the model's rows, (n_obs, K): closed forms per row
+        from the fit's moments (on Dask data each partition computes its own rows')."""
+        return self._loo_of(self.model.exog, self.model.endog)
 
     @cached_property
     def cv_posterior(self) -> pd.DataFrame:
@@ -196,7 +205,7 @@ class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
         head += [("Log-Likelihood (joint)", self.llf),
                  ("Log-Likelihood (cond.)", self.llf_conditional),
                  ("AIC", self.aic), ("BIC", self.bic), ("Training error", self.error_rate)]
-        if self._loo_log_post is not None:
+        if self.cv:
             head.append(("Leave-one-out error", self.cv_error))
         if m.data.n_dropped:
             head.append(("Rows dropped (missing)", m.data.n_dropped))
@@ -240,7 +249,7 @@ class LDAResults(GenerativeResults):
     """
 
     def __init__(self, model, moments: nd.ClassMoments, prior: np.ndarray, sigma: np.ndarray,
-                 sph: nd.Sphering, cov: str, shrinkage: float, loo: np.ndarray | None) -> None:
+                 sph: nd.Sphering, cov: str, shrinkage: float, cv: bool) -> None:
         k, dim = moments.means.shape
         super().__init__(model, moments.counts, prior,
                          _n_prior_params(model, k) + k * dim + dim * (dim + 1) // 2)
@@ -251,7 +260,7 @@ class LDAResults(GenerativeResults):
         self.shrinkage = float(shrinkage)
         self._sph = sph
         self._mu = moments.means
-        self._loo_log_post = loo
+        self.cv = bool(cv)
         scaling, sv = nd.fisher_directions(moments.means, prior, moments.counts, sph,
                                            cov == "mle")
         ld = [f"LD{j + 1}" for j in range(scaling.shape[1])]
@@ -261,6 +270,11 @@ class LDAResults(GenerativeResults):
 
     def _log_joint_of(self, X: np.ndarray) -> np.ndarray:
         return nd.lda_log_joint(X, self._mu, self._sph, self._log_prior)
+
+    def _loo_of(self, X: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        return nd.lda_loo_log_posterior(X, codes, self._mu, self.counts.to_numpy(float),
+                                        self._sph, self._log_prior, self.cov_type == "unbiased",
+                                        int(self.nobs))
 
     @property
     def n_components(self) -> int:
@@ -314,7 +328,7 @@ class LDAResults(GenerativeResults):
         """Discriminant coordinates (x - xbar)' scalings, xbar the prior-weighted mean of the
         class means (MASS ``predict(fit)$x``); None for the training data."""
         L = self._n_comp(n_components)
-        X, index = self._rows(exog)
+        X, index = self._new_rows(exog)
         X = self.model.exog if X is None else X
         y = (X - self._centre) @ self.scalings.to_numpy()[:, :L]
         return pd.DataFrame(y, index=index, columns=self.scalings.columns[:L])
@@ -332,7 +346,7 @@ class LDAResults(GenerativeResults):
         """
         check_which(which, self._which)
         if which == "linear" and n_components is None:
-            X, index = self._rows(exog)
+            X, index = self._new_rows(exog)
             X = self.model.exog if X is None else X
             delta = X @ self._coef + self.intercept.to_numpy()
             return pd.DataFrame(delta, index=index, columns=self._lev)
@@ -381,7 +395,7 @@ class QDAResults(GenerativeResults):
 
     def __init__(self, model, moments: nd.ClassMoments, prior: np.ndarray, covs: list,
                  sphs: list, cov: str, reg_lambda: float, reg_gamma: float,
-                 loo: np.ndarray | None) -> None:
+                 cv: bool) -> None:
         k, dim = moments.means.shape
         super().__init__(model, moments.counts, prior,
                          _n_prior_params(model, k) + k * dim + k * dim * (dim + 1) // 2)
@@ -394,11 +408,16 @@ class QDAResults(GenerativeResults):
         self.reg_gamma = reg_gamma
         self._sphs = sphs
         self._mu = moments.means
-        self._loo_log_post = loo
+        self.cv = bool(cv)
         self.log_det = pd.Series([s.logdet for s in sphs], index=self._lev, name="log_det")
 
     def _log_joint_of(self, X: np.ndarray) -> np.ndarray:
         return nd.qda_log_joint(X, self._mu, self._sphs, self._log_prior)
+
+    def _loo_of(self, X: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        return nd.qda_loo_log_posterior(X, codes, self._mu, self.counts.to_numpy(float),
+                                        self._sphs, self._log_prior,
+                                        self.cov_type == "unbiased")
 
     @cached_property
     def scalings(self) -> dict:

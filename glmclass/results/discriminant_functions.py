@@ -15,11 +15,13 @@ import pandas as pd
 
 from ..data.model_data import output_index
 from ..numerics.discriminant import ClassMoments
-from ..numerics.least_squares import LeastSquaresFit
+from ..numerics.least_squares import LeastSquaresFit, one_hot
+from ..rows.blocks import Block
 from ..summary import Summary
 from .base import check_which, num
+from .dask import RowOutputs, new_rows_of, rows_of
 
-_NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
+NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
             "or a probabilistic model (gc.Logit, gc.MNLogit, gc.LDA) for probabilities")
 
 
@@ -29,6 +31,18 @@ def new_rows(model, exog) -> tuple[np.ndarray, pd.Index]:
         return model.exog, model.data.index
     X = model.data.design(exog)
     return X, output_index(exog, X.shape[0])
+
+
+def error_rate(table: pd.DataFrame) -> float:
+    """Share of the rows off the diagonal of a confusion table."""
+    t = table.to_numpy()
+    return float((t.sum() - np.trace(t)) / t.sum())
+
+
+def never_predicted(table: pd.DataFrame) -> list:
+    """Levels (columns of a confusion table) that no row is assigned to."""
+    return [lv for lv, c in zip(table.columns, table.to_numpy().sum(axis=0), strict=True)
+            if c == 0]
 
 
 def labels_of(levels: list, codes: np.ndarray, missing: np.ndarray, index,
@@ -48,7 +62,8 @@ def confusion(levels: list, observed: np.ndarray, predicted: np.ndarray) -> pd.D
     return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
 
-class LeastSquaresResults:
+class LeastSquaresResults(RowOutputs, rows={"predict": new_rows_of, "fittedvalues": rows_of,
+                                               "resid": rows_of}):
     """A fitted :class:`~glmclass.LeastSquaresClassifier`.
 
     Attributes
@@ -86,12 +101,28 @@ class LeastSquaresResults:
         self.df_resid = self.nobs - self.rank
         self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
         self.formula = d.formula
-        scores = self._scores(model.exog)
-        self.fittedvalues = pd.DataFrame(scores, index=d.index, columns=self._cols)
-        self.n_outside = int(np.sum((scores < 0.0) | (scores > 1.0)))
+        keep, coef, k = ~fit.aliased, fit.coef[~fit.aliased], len(self.levels)
+
+        def one(b: Block) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """Scores outside [0, 1], squared residuals per class, the confusion counts."""
+            s = b.X[:, keep] @ coef
+            table = np.zeros((k, k))
+            np.add.at(table, (b.y, np.argmax(s, axis=1)), 1.0)
+            return (np.sum((s < 0.0) | (s > 1.0), dtype=float),
+                    np.sum((one_hot(b.y, k) - s) ** 2, axis=0), table)
+
+        outside, rss, table = model.row_source().reduce(
+            one, (0.0, np.zeros(k), np.zeros((k, k))))
+        self.n_outside = int(outside)
         self.outside = self.n_outside > 0
-        predicted = np.bincount(np.argmax(scores, axis=1), minlength=len(self.levels))
-        self.masked_levels = [lv for lv, c in zip(self.levels, predicted, strict=True) if c == 0]
+        self.rss = pd.Series(rss, index=self._cols, name="rss")
+        self.masked_levels = [lv for lv, c in zip(self.levels, table.sum(axis=0), strict=True)
+                              if c == 0]
+
+    @cached_property
+    def fittedvalues(self) -> pd.DataFrame:
+        """In-sample scores (n_obs, K): a DataFrame (a lazy Dask DataFrame on Dask data)."""
+        return self.predict(which="score")
 
     def _scores(self, X: np.ndarray) -> np.ndarray:
         keep = ~self._fit.aliased
@@ -104,15 +135,9 @@ class LeastSquaresResults:
                             columns=self._cols) - self.fittedvalues
 
     @cached_property
-    def rss(self) -> pd.Series:
-        """Residual sum of squares per class."""
-        return (self.resid ** 2).sum().rename("rss")
-
-    @cached_property
     def training_error(self) -> float:
         """Fraction of the training rows misclassified."""
-        pred = np.argmax(self.fittedvalues.to_numpy(), axis=1)
-        return float(np.mean(pred != self.model.codes))
+        return error_rate(self.pred_table())
 
     def predict(self, exog=None, which: str = "score"):
         """Scores or labels, in-sample (``exog=None``) or for new data.
@@ -133,7 +158,7 @@ class LeastSquaresResults:
             Rows with missing values give NaN (label missing).
         """
         if which == "prob":
-            raise ValueError(_NO_PROB.format(
+            raise ValueError(NO_PROB.format(
                 model="LeastSquaresClassifier",
                 why=f"its scores sum to one but are not confined to [0, 1] ({self.n_outside} "
                     "fitted scores fall outside)"))
@@ -148,8 +173,16 @@ class LeastSquaresResults:
 
     def pred_table(self) -> pd.DataFrame:
         """Confusion table of the training data: rows observed, columns predicted."""
-        pred = np.argmax(self.fittedvalues.to_numpy(), axis=1)
-        return confusion(self.levels, self.model.codes, pred)
+        keep, coef, k = ~self._fit.aliased, self._fit.coef[~self._fit.aliased], len(self.levels)
+
+        def one(b: Block) -> np.ndarray:
+            table = np.zeros((k, k))
+            np.add.at(table, (b.y, np.argmax(b.X[:, keep] @ coef, axis=1)), 1.0)
+            return table
+
+        table = self.model.row_source().reduce(one, np.zeros((k, k))).astype(int)
+        lab = pd.Index(self.levels)
+        return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
     def summary(self) -> Summary:
         """Report: fit header and the coefficient matrix (no standard errors: the indicator
@@ -173,7 +206,7 @@ class LeastSquaresResults:
         return f"<LeastSquaresResults: {len(self.levels)} classes, nobs={self.nobs}>"
 
 
-class FisherResults:
+class FisherResults(RowOutputs, rows={"predict": new_rows_of, "transform": new_rows_of}):
     """A fitted :class:`~glmclass.FisherDiscriminant`.
 
     Attributes
@@ -226,7 +259,10 @@ class FisherResults:
         self.formula = d.formula
 
     def transform(self, exog=None) -> pd.Series:
-        """Projections $w^\\top x$ (in-sample, or of new data)."""
+        """Projections $w^\\top x$ (in-sample, or of new data): ``predict(which="linear")``."""
+        return self.predict(exog, which="linear")
+
+    def _projection(self, exog) -> pd.Series:
         X, index = new_rows(self.model, exog)
         return pd.Series(X @ self.direction.to_numpy(), index=index, name="projection")
 
@@ -246,12 +282,12 @@ class FisherResults:
         pandas.Series
         """
         if which in ("prob", "mean"):
-            raise ValueError(_NO_PROB.format(
+            raise ValueError(NO_PROB.format(
                 model="FisherDiscriminant",
                 why="its criterion gives a direction and a threshold, not a probability model "
                     "(gc.LDA adds the Gaussian model that gives one)"))
         check_which(which, ("class", "score", "linear"))
-        y = self.transform(exog)
+        y = self._projection(exog)
         if which == "linear":
             return y
         score = (y - self.threshold).rename("score")
@@ -263,13 +299,20 @@ class FisherResults:
     @cached_property
     def training_error(self) -> float:
         """Fraction of the training rows misclassified."""
-        pred = (self.predict(which="score").to_numpy() > 0).astype(int)
-        return float(np.mean(pred != self.model.codes))
+        return error_rate(self.pred_table())
 
     def pred_table(self) -> pd.DataFrame:
         """Confusion table of the training data: rows observed, columns predicted."""
-        pred = (self.predict(which="score").to_numpy() > 0).astype(int)
-        return confusion(self.levels, self.model.codes, pred)
+        w, c = self.direction.to_numpy(), self.threshold
+
+        def one(b: Block) -> np.ndarray:
+            table = np.zeros((2, 2))
+            np.add.at(table, (b.y, (b.X @ w - c > 0).astype(int)), 1.0)
+            return table
+
+        table = self.model.row_source().reduce(one, np.zeros((2, 2))).astype(int)
+        lab = pd.Index(self.levels)
+        return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
     def summary(self) -> Summary:
         """Report: header, the direction and the class means."""

@@ -8,12 +8,14 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..rows.blocks import Block
 from ..summary import Summary
 from .base import check_which
-from .discriminant_functions import _NO_PROB, confusion, labels_of, new_rows
+from .dask import RowOutputs, new_rows_of, rows_of
+from .discriminant_functions import NO_PROB, error_rate, labels_of, new_rows
 
 
-class PerceptronResults:
+class PerceptronResults(RowOutputs, rows={"predict": new_rows_of, "ambiguous": rows_of}):
     """A fitted :class:`~glmclass.Perceptron`.
 
     Attributes
@@ -71,10 +73,13 @@ class PerceptronResults:
         self.pocket = model.pocket
         self.formula = d.formula
         self.nobs = int(d.nrows)
-        codes, amb = self._decide(self._scores(model.exog), "argmax")
-        self.ambiguous = pd.Series(amb, index=d.index, name="ambiguous")
-        self.n_ambiguous = int(amb.sum())
-        self._fitted_codes = codes
+        self.n_ambiguous = int(model.row_source().reduce(
+            lambda b: int(np.count_nonzero(self._decide(self._scores(b.X), "argmax")[1])), 0))
+
+    @cached_property
+    def ambiguous(self) -> pd.Series:
+        """Whether each training point is undecided (a lazy Dask Series on Dask data)."""
+        return self.predict(which="ambiguous")
 
     def _scores(self, X: np.ndarray) -> np.ndarray:
         """(n, m): one column per binary perceptron."""
@@ -124,7 +129,7 @@ class PerceptronResults:
         pandas.Series or pandas.DataFrame
         """
         if which in ("prob", "mean"):
-            raise ValueError(_NO_PROB.format(
+            raise ValueError(NO_PROB.format(
                 model="Perceptron", why="it finds a separating hyperplane, not a probability "
                                         "model"))
         check_which(which, ("class", "score", "linear", "votes", "ambiguous"))
@@ -151,11 +156,20 @@ class PerceptronResults:
     @cached_property
     def training_error(self) -> float:
         """Fraction of training rows misclassified (ambiguous points resolved by argmax)."""
-        return float(np.mean(self._fitted_codes != self.model.codes))
+        return error_rate(self.pred_table())
 
     def pred_table(self) -> pd.DataFrame:
         """Confusion table of the training data: rows observed, columns predicted."""
-        return confusion(self.levels, self.model.codes, self._fitted_codes)
+        k = len(self.levels)
+
+        def one(b: Block) -> np.ndarray:
+            table = np.zeros((k, k))
+            np.add.at(table, (b.y, self._decide(self._scores(b.X), "argmax")[0]), 1.0)
+            return table
+
+        table = self.model.row_source().reduce(one, np.zeros((k, k))).astype(int)
+        lab = pd.Index(self.levels)
+        return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
     def summary(self) -> Summary:
         """Report: settings, convergence and the weights."""

@@ -182,6 +182,12 @@ class RowBlocks(ABC):
             (An out-of-core source may return a lazily evaluated array.)
         """
 
+    def stream(self) -> Iterator[Block]:
+        """The blocks one after another in row order, brought to the caller: for the
+        sequential algorithms (the perceptron, stochastic gradient steps), whose every step
+        depends on the last. A source whose rows live elsewhere brings one part at a time."""
+        raise NotImplementedError(f"{type(self).__name__} cannot stream its rows")
+
     def linear_predictor(self, coef: np.ndarray) -> np.ndarray:
         """eta = X coef + offset on every row.
 
@@ -313,6 +319,9 @@ class ArrayBlocks(RowBlocks):
                 xb = xb.take(cols, axis=1)
             yield Block(xb, yb, wb, ob, s)
 
+    def stream(self) -> Iterator[Block]:
+        return self._blocks()
+
     def reduce(self, fn: Callable[[Block], T], zero: T,
                combine: Callable[[T, T], T] = add) -> T:
         acc = zero
@@ -422,6 +431,9 @@ class OneBlock(RowBlocks):
 
     def map(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
         return np.array(fn(self.block))  # a copy: fn may return a view of the rows
+
+    def stream(self) -> Iterator[Block]:
+        yield self.block
 
     def take_columns(self, keep: np.ndarray) -> RowBlocks:
         taken = self._source.take_columns(keep)

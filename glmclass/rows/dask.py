@@ -187,6 +187,12 @@ class DaskBlocks(RowBlocks):
         (out,) = dask.compute(nodes[0])
         return zero if isinstance(out, _Empty) else out
 
+    def stream(self):
+        """The partitions' blocks in row order, one partition computed at a time."""
+        for part, mask in zip(self._parts, self._masks_or_none(), strict=True):
+            part, mask = dask.compute(part, mask)
+            yield from partition_blocks(part, mask, self._view).stream()
+
     def _probe(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
         """``fn`` on a block of no rows: the trailing shape and dtype of :meth:`map`."""
         p = self._p if self._view.cols is None and not self._view.ones else self.n_cols

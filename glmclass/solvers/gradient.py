@@ -17,9 +17,12 @@ convergence, reach the same maximum-likelihood estimate.
   ``schedule`` and never gets much closer than its noise allows.
 
 Every full pass (the loss and gradient of each epoch, the final Fisher Gram) reads the rows
-through a :class:`~glmclass.rows.blocks.RowBlocks` source; the stochastic steps gather their random
-rows from the in-memory arrays (random access, one batch at a time), which a block source does
-not offer. The loss is reported on the deviance scale (twice the negative log-likelihood up to
+through a :class:`~glmclass.rows.blocks.RowBlocks` source. The stochastic steps read the rows
+in windows of :data:`SHUFFLE_ROWS` consecutive rows (:func:`windows`, from the source's
+:meth:`~glmclass.rows.blocks.RowBlocks.stream`), in row order, each window in a fresh random
+order: data of at most that many rows are shuffled as a whole, and larger data (out of core,
+on Dask) need only one window on the caller's side, with the same steps wherever the rows
+live. The loss is reported on the deviance scale (twice the negative log-likelihood up to
 the saturated model's constant), as the IRLS history; the step and the gradient tolerance work
 on the mean over rows, so the defaults do not depend on N.
 
@@ -34,7 +37,7 @@ Nocedal, J. and Wright, S. J. (2006). *Numerical Optimization*, 2nd ed., §3.1 (
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +45,11 @@ import numpy as np
 from ..families import Family
 from ..rows.blocks import Block, RowBlocks
 from .newton import softmax_parts
+
+#: Rows shuffled together by the sequential methods (SGD, mini-batches, the perceptron):
+#: each epoch visits consecutive windows of this many rows in row order, each in a fresh random
+#: order, so the order does not depend on where the rows live (memory, Dask partitions).
+SHUFFLE_ROWS = 65536
 
 METHODS = ("gd", "sgd", "minibatch")
 SCHEDULES = ("constant", "inverse_sqrt", "inverse")
@@ -207,6 +215,65 @@ def multinomial_loss(n_levels: int) -> Loss:
 
 
 # --- the optimiser ---------------------------------------------------------------------------
+def _joined(blocks: list[Block]) -> Block:
+    if len(blocks) == 1:
+        return blocks[0]
+    y = None if blocks[0].y is None else np.concatenate([b.y for b in blocks])
+    return Block(np.concatenate([b.X for b in blocks]), y,
+                 np.concatenate([b.weights for b in blocks]),
+                 np.concatenate([b.offset for b in blocks]), blocks[0].start)
+
+
+def _head(b: Block, r: int) -> Block:
+    return Block(b.X[:r], None if b.y is None else b.y[:r], b.weights[:r], b.offset[:r], 0)
+
+
+def _tail(b: Block, r: int) -> Block:
+    return Block(b.X[r:], None if b.y is None else b.y[r:], b.weights[r:], b.offset[r:], 0)
+
+
+def windows(rows: RowBlocks, size: int | None = None) -> Iterator[Block]:
+    """Consecutive windows of ``size`` rows (the last one shorter) in row order, gathered from
+    the source's stream whatever its block or partition sizes.
+
+    Parameters
+    ----------
+    rows : RowBlocks
+    size : int, optional
+        Rows per window (default :data:`SHUFFLE_ROWS`).
+
+    Yields
+    ------
+    Block
+        The window's rows (``start`` is not meaningful).
+    """
+    size = SHUFFLE_ROWS if size is None else int(size)
+    buf: list[Block] = []
+    have = 0
+    for b in rows.stream():
+        if b.X.shape[0] == 0:
+            continue
+        buf.append(b)
+        have += b.X.shape[0]
+        while have >= size:
+            joined = _joined(buf)
+            yield _head(joined, size)
+            rest = _tail(joined, size)
+            have -= size
+            buf = [rest] if have else []
+    if buf:
+        yield _joined(buf)
+
+
+def window_source(rows: RowBlocks) -> Callable[[], Iterator[Block]]:
+    """What an epoch iterates: the windows gathered once when the rows fit in one (small data
+    are read once, not once per epoch), else a fresh stream each epoch."""
+    if rows.n_rows <= SHUFFLE_ROWS:
+        held = list(windows(rows))
+        return lambda: iter(held)
+    return lambda: windows(rows)
+
+
 def _full(blocks: RowBlocks, loss: Loss, coef: np.ndarray) -> tuple[float, np.ndarray]:
     """Loss and gradient summed over every row (one pass over the blocks)."""
 
@@ -225,7 +292,7 @@ def _step_size(control: GradientControl, epoch: int, base: float) -> float:
     return base
 
 
-def minimise(loss: Loss, blocks: RowBlocks, arrays: tuple, start: np.ndarray,
+def minimise(loss: Loss, blocks: RowBlocks, start: np.ndarray,
              control: GradientControl, smoothness: tuple[float, float]) -> GradientRun:
     """Minimise a loss by (stochastic / mini-batch) gradient descent.
 
@@ -234,9 +301,7 @@ def minimise(loss: Loss, blocks: RowBlocks, arrays: tuple, start: np.ndarray,
     loss : callable
         ``loss(X, y, weights, offset, coef) -> (value, gradient)``, sums over the rows given.
     blocks : RowBlocks
-        The rows, for full passes.
-    arrays : tuple of ndarray
-        The same rows as ``(X, y, weights, offset)`` arrays, for random batches.
+        The rows, for full passes and (streamed in windows) for the random batches.
     start : ndarray of shape (m,)
     control : GradientControl
     smoothness : (float, float)
@@ -254,7 +319,7 @@ def minimise(loss: Loss, blocks: RowBlocks, arrays: tuple, start: np.ndarray,
         raise ValueError("the loss is not finite at the starting values; give start_params")
     if control.method == "gd":
         return _batch(loss, blocks, coef, f, g, wsum, control)
-    return _stochastic(loss, blocks, arrays, coef, f, g, wsum, control, smoothness)
+    return _stochastic(loss, blocks, coef, f, g, wsum, control, smoothness)
 
 
 def _batch(loss, blocks, coef, f, g, wsum, control: GradientControl) -> GradientRun:
@@ -296,11 +361,11 @@ def _batch(loss, blocks, coef, f, g, wsum, control: GradientControl) -> Gradient
     return GradientRun(coef, f, g, it, converged, tuple(history), tuple(norms), first, message)
 
 
-def _stochastic(loss, blocks, arrays, coef, f, g, wsum, control: GradientControl,
+def _stochastic(loss, blocks, coef, f, g, wsum, control: GradientControl,
                 smoothness) -> GradientRun:
-    """SGD / mini-batch steps in a random order per epoch (SVRG-corrected by default)."""
-    X, y, w, off = arrays
-    n, b = X.shape[0], control.batch_size
+    """SGD / mini-batch steps in a random order per window and epoch (SVRG-corrected by
+    default)."""
+    n, b = blocks.n_rows, control.batch_size
     L, L_max = smoothness
     # curvature of a batch of b rows drawn without replacement (between L_max and L)
     L_b = (n - b) / (b * max(n - 1, 1)) * L_max + n * (b - 1) / (b * max(n - 1, 1)) * L
@@ -309,20 +374,12 @@ def _stochastic(loss, blocks, arrays, coef, f, g, wsum, control: GradientControl
     history, norms = [], []
     message, converged, epoch = "", False, 0
     mean_w = wsum / n
+    epoch_rows = window_source(blocks)
     for epoch in range(1, control.max_epochs + 1):
         eta = _step_size(control, epoch - 1, base)
         snap, mu = coef.copy(), g / wsum  # SVRG anchor: the full mean gradient at the snapshot
-        order = rng.permutation(n)
-        for s in range(0, n, b):
-            at = order[s:s + b]
-            xb, yb, wb, ob = X.take(at, axis=0), y.take(at), w.take(at), off.take(at)
-            scale = 1.0 / (mean_w * at.size)  # batch sums -> means on the scale of the full loss
-            _, gb = loss(xb, yb, wb, ob, coef)
-            step = gb * scale
-            if control.variance_reduction:
-                _, ga = loss(xb, yb, wb, ob, snap)
-                step = step - ga * scale + mu
-            coef = coef - eta * step
+        for win in epoch_rows():
+            coef = _window_steps(loss, win, rng, coef, snap, mu, eta, mean_w, control)
         f, g = _full(blocks, loss, coef)
         if not np.isfinite(f):
             message = "the loss became infinite: lower the learning rate"
@@ -336,3 +393,23 @@ def _stochastic(loss, blocks, arrays, coef, f, g, wsum, control: GradientControl
         message = f"the gradient norm did not fall below gtol in {control.max_epochs} epochs"
     return GradientRun(coef, f, g, epoch, converged, tuple(history), tuple(norms), base,
                        message)
+
+
+def _window_steps(loss, win: Block, rng: np.random.Generator, coef: np.ndarray,
+                  snap: np.ndarray, mu: np.ndarray, eta: float, mean_w: float,
+                  control: GradientControl) -> np.ndarray:
+    """The stochastic steps over one window's rows, in batches of a fresh random order."""
+    X, y, w, off = win.X, win.y, win.weights, win.offset
+    m, b = X.shape[0], control.batch_size
+    order = rng.permutation(m)
+    for s in range(0, m, b):
+        at = order[s:s + b]
+        xb, yb, wb, ob = X.take(at, axis=0), y.take(at), w.take(at), off.take(at)
+        scale = 1.0 / (mean_w * at.size)  # batch sums -> means on the scale of the full loss
+        _, gb = loss(xb, yb, wb, ob, coef)
+        step = gb * scale
+        if control.variance_reduction:
+            _, ga = loss(xb, yb, wb, ob, snap)
+            step = step - ga * scale + mu
+        coef = coef - eta * step
+    return coef

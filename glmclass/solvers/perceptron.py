@@ -4,7 +4,9 @@ The perceptron criterion $E_P(w) = -\\sum_{n \\in M} w^\\top x_n t_n$ (M the mis
 points, $t_n = \\pm 1$) is minimised by stochastic gradient descent one point at a time: each
 misclassified point moves the weights by $\\eta\\, t_n x_n$. The updates are sequential and in a
 (seeded) random order, so the loop reads single rows, not row blocks: it is no reduction over
-the data, and the arrays are small enough that one n x p copy (the rows $t_n x_n$) is kept.
+the data. It reads the rows as windows of consecutive rows streamed from the row source (the
+order of :mod:`glmclass.solvers.gradient`'s stochastic steps), so the same rows give the same
+run in memory and on Dask; the end-of-epoch error count is a reduction.
 
 References
 ----------
@@ -20,6 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..rows.blocks import Block, RowBlocks
+from .gradient import window_source
 
 
 @dataclass(frozen=True)
@@ -51,45 +56,59 @@ class PerceptronFit:
     best_epoch: int
 
 
-def rosenblatt(X: np.ndarray, t: np.ndarray, learning_rate: float, max_epochs: int,
+def rosenblatt(rows: RowBlocks, positive: int, learning_rate: float, max_epochs: int,
                rng: np.random.Generator | None, pocket: bool) -> PerceptronFit:
     """Run the perceptron from zero weights until an epoch leaves no point misclassified.
 
     Parameters
     ----------
-    X : ndarray of shape (n_obs, p)
-        Design (a column of ones gives the bias).
-    t : ndarray of shape (n_obs,)
-        Targets +1 / -1.
+    rows : RowBlocks
+        Design rows (a column of ones gives the bias) with integer class codes as the
+        response; the code ``positive`` has target +1, every other -1.
+    positive : int
     learning_rate : float
         Step size eta > 0. From zero weights it only scales the weights: the sequence of
         classifications does not depend on it.
     max_epochs : int
     rng : numpy.random.Generator or None
-        Visits the points in a fresh random order each epoch; None visits them in row order.
+        Visits the points of each window of
+        :data:`~glmclass.solvers.gradient.SHUFFLE_ROWS` consecutive rows in a fresh random
+        order each epoch (data up to that size: all points); None visits them in row order.
     pocket : bool
         Keep the end-of-epoch weights with the fewest training errors (the earliest on ties).
 
     Returns
     -------
     PerceptronFit
+
+    Notes
+    -----
+    An epoch is one sequential pass over the windows (:func:`~glmclass.solvers.gradient.
+    windows`, so rows on Dask are brought one partition at a time) and one reduction that
+    counts the misclassified points at its end.
     """
-    Z = X * t[:, None]  # rows t_n x_n: a point is misclassified when z_n' w <= 0
-    n, p = Z.shape
+    n, p = rows.n_rows, rows.n_cols
     w = np.zeros(p)
     best_w, best_err, best_epoch = w.copy(), n, 0
     history, updates = [], []
     converged = False
-    rows = list(Z)  # row views: cheaper to index in the loop than Z[i]
+    epoch_rows = window_source(rows)
+
+    def wrong(b: Block) -> int:  # t_n w'x_n <= 0, as z_n'w with z_n = t_n x_n
+        return int(np.count_nonzero(_signed(b, positive) @ w <= 0.0))
+
     for epoch in range(1, max_epochs + 1):
-        order = rng.permutation(n) if rng is not None else range(n)
         k = 0
-        for i in order:
-            z = rows[i]
-            if z @ w <= 0.0:
-                w += learning_rate * z
-                k += 1
-        errors = int(np.count_nonzero(Z @ w <= 0.0))
+        for win in epoch_rows():
+            Z = _signed(win, positive)
+            pts = list(Z)  # row views: cheaper to index in the loop than Z[i]
+            order = rng.permutation(len(pts)) if rng is not None else range(len(pts))
+            for i in order:
+                z = pts[i]
+                if z @ w <= 0.0:
+                    w += learning_rate * z
+                    k += 1
+        errors = int(rows.reduce(wrong, 0))
         history.append(errors)
         updates.append(k)
         if errors < best_err:
@@ -100,3 +119,8 @@ def rosenblatt(X: np.ndarray, t: np.ndarray, learning_rate: float, max_epochs: i
     coef, at = (best_w, best_epoch) if pocket else (w.copy(), len(history))
     return PerceptronFit(coef, converged, len(history), np.array(history, dtype=int),
                          np.array(updates, dtype=int), at)
+
+
+def _signed(b: Block, positive: int) -> np.ndarray:
+    """Rows t_n x_n of a block of class codes: t_n = +1 for the code ``positive``, else -1."""
+    return b.X * np.where(b.y == positive, 1.0, -1.0)[:, None]

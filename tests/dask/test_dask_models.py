@@ -114,8 +114,6 @@ def test_discriminant(frame, ddf, cls):
     close(lazy.predict().compute(), mem.predict())
     pd.testing.assert_frame_equal(lazy.pred_table(), mem.pred_table())
     assert str(lazy.summary()) == str(mem.summary())
-    with pytest.raises(NotImplementedError, match="Dask"):
-        cls.from_formula("k ~ x + z", ddf).fit(cv=True)
 
 
 def test_lda_shrinkage_and_transform(frame, ddf):
