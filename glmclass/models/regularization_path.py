@@ -53,7 +53,13 @@ def check_cv(cv, nrows: int) -> tuple[int, np.ndarray | None]:
 
 def folds(k: int, strata: np.ndarray | None, nrows: int, seed) -> np.ndarray:
     """Fold codes 0..k-1: stratified by ``strata`` (the response class) when given, each class
-    spread evenly over the folds; random with ``seed`` (``numpy.random.default_rng``)."""
+    spread evenly over the folds; random with ``seed`` (``numpy.random.default_rng``).
+
+    A row's fold depends only on its position among the model's rows (and, stratified, on the
+    responses), never on how the rows are stored: a model on Dask partitions gets the folds
+    of the same rows in memory. The codes are a vector per row on the client (as the
+    results' ``folds``), and each fold's fit reads its training rows through a row mask.
+    """
     rng = np.random.default_rng(seed)
     if strata is None:
         order = rng.permutation(nrows)

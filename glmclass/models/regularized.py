@@ -12,6 +12,13 @@ penalty applies to ``s_j b_j``, s_j the column's weighted standard deviation (gl
 ``standardize = TRUE``: the fit is on the standardised scale, the coefficients reported on the
 original one). The numerics are in :mod:`glmclass.solvers.coordinate_descent`.
 
+Every read of the rows is a reduce or a map over the model's row source
+(:class:`~glmclass.rows.blocks.RowBlocks`): the moments behind the centring and the scales,
+the columns' ranges, and per proximal Newton step X'WX of the active columns, the gradient and
+the deviance (the coordinate descent itself sweeps the p x p matrix: glmnet's covariance
+updates). So the same code fits rows in memory and rows in Dask partitions, where only p x p
+pieces travel; the two differ only in the order of their sums.
+
 References
 ----------
 Friedman, J., Hastie, T. and Tibshirani, R. (2010). Regularization paths for generalized
