@@ -146,20 +146,23 @@ class Rows:
         return g.ravel()
 
 
-def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray]:
-    """Sum of weights, weighted column sums and weighted sums of squares, over row blocks."""
+def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """Sum of weights, weighted column sums, weighted sums of squares and the weighted sum of
+    the response, over row blocks (one pass)."""
     p = blocks.n_cols
 
     def one(b):
-        return float(b.weights.sum()), b.weights @ b.X, b.weights @ (b.X * b.X)
+        return (float(b.weights.sum()), b.weights @ b.X, b.weights @ (b.X * b.X),
+                float(b.weights @ b.y))
 
-    return blocks.reduce(one, (0.0, np.zeros(p), np.zeros(p)))
+    return blocks.reduce(one, (0.0, np.zeros(p), np.zeros(p), 0.0))
 
 
 def _scales(blocks: RowBlocks, intercept: int | None,
-            standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray]:
-    """Total weight, the centring shift (with an intercept) and the standardising scales."""
-    total, sums, squares = _moments(blocks)
+            standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray, float]:
+    """Total weight, the centring shift (with an intercept), the standardising scales and the
+    weighted mean of the response."""
+    total, sums, squares, wy = _moments(blocks)
     p = blocks.n_cols
     shift = None
     if intercept is not None:
@@ -187,7 +190,7 @@ def _scales(blocks: RowBlocks, intercept: int | None,
         # the rows check_no_constant has refused it) has no curvature once centred: its
         # coefficient stays at 0 whatever its scale, as in glmnet
         scale[scale == 0] = 1.0
-    return total, shift, scale
+    return total, shift, scale, wy / total
 
 
 def is_multinomial(model) -> bool:
@@ -208,13 +211,21 @@ def _positive(b: Block) -> np.ndarray:
     return b.weights > 0
 
 
+def _not_positive(b: Block) -> int:
+    return int(np.count_nonzero(~(b.weights > 0)))
+
+
 def fit_rows(blocks: RowBlocks, mask) -> RowBlocks:
     """The rows of ``blocks`` with positive weight (those a fit reads, as R's ``glm.fit``)
-    where ``mask`` (None: all; else a boolean array of shape (n_rows,)) holds.
+    where ``mask`` (None: all; else a boolean ndarray of shape (n_rows,)) holds.
 
-    The mask of positive weights is a map over the rows (an ndarray in memory, a lazy array
-    on Dask partitions), so no rows travel to make it.
+    One pass counts the rows of weight 0; only when there are some is the mask of positive
+    weights made, as a map over the rows (an ndarray in memory, a lazy array on Dask
+    partitions), so no rows travel to make it and a source without such rows keeps a plain
+    row mask (or none).
     """
+    if blocks.reduce(_not_positive, 0) == 0:
+        return blocks if mask is None else blocks.take_rows(mask)
     pos = blocks.map(_positive)
     if mask is not None:
         pos = pos & mask
@@ -226,21 +237,14 @@ def glm_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     (None: all) that have positive prior weight."""
     blocks = fit_rows(model.problem.blocks(), mask)
     icpt = model.data.intercept_index
-    total, shift, scale = _scales(blocks, icpt, standardize)
+    total, shift, scale, ybar = _scales(blocks, icpt, standardize)
     start = np.zeros(blocks.n_cols)
     if icpt is not None:
-        ybar = _weighted_mean_y(blocks)
         c = model.family.link.link(np.array([ybar]))[0]
         # with an offset the null intercept is not the link of the mean; any start will do
         start[icpt] = c if np.isfinite(c) else 0.0
     oracle = CD.glm_oracle(blocks, model.family, total, shift)
     return Rows(oracle, shift, scale, icpt, 1, start, total)
-
-
-def _weighted_mean_y(blocks: RowBlocks) -> float:
-    num_, den = blocks.reduce(lambda b: (float(b.weights @ b.y), float(b.weights.sum())),
-                              (0.0, 0.0))
-    return num_ / den
 
 
 def level_totals(blocks: RowBlocks, K: int) -> np.ndarray:
@@ -259,7 +263,7 @@ def mnlogit_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     plain = fit_rows(model.blocks(), mask)
     p = plain.n_cols
     icpt = model.data.intercept_index
-    total, shift, scale = _scales(plain, icpt, standardize)
+    total, shift, scale, _ = _scales(plain, icpt, standardize)
     blocks = plain if shift is None else CD.ShiftedBlocks(plain, shift)
     k1 = model.K - 1
     dev = multinomial_deviance(blocks, model.K)
