@@ -261,7 +261,8 @@ def client():
 @pytest.mark.distributed
 def test_on_a_two_process_cluster(client, frame):
     """Penalised fits and a cross-validated path whose passes run on worker processes (the
-    block functions, the shift and the fold masks travel pickled) equal the in-memory ones."""
+    block functions, the MNLogit's centring shift and the fold masks travel pickled) equal
+    the in-memory ones."""
     with dask.config.set(scheduler=client):
         ddf = dd.from_pandas(frame, npartitions=4)
         for cls, formula, kw in (GLM_CASES["logit-weighted-offset"],
@@ -272,5 +273,6 @@ def test_on_a_two_process_cluster(client, frame):
             close(q.params, r.params)
             close(q.llnull, r.llnull)
             close(q.predict().compute(), r.predict())
-            args = dict(n_alphas=3, cv=2, seed=2)
-            same_path(mem.regularization_path(**args), lazy.regularization_path(**args))
+            if cls is gc.Logit:  # each pass is a round trip to the cluster: one path will do
+                args = dict(n_alphas=3, cv=2, seed=2)
+                same_path(mem.regularization_path(**args), lazy.regularization_path(**args))
