@@ -229,8 +229,9 @@ class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
     level parametrisation: ``params`` rows the design columns, columns the non-reference
     levels, every non-intercept coefficient penalised separately.
 
-    Attributes are those of :class:`RegularizedResults`, with ``params`` a DataFrame, ``ref``
-    and ``levels``; ``df_model`` counts non-zero coefficients besides the intercepts.
+    Attributes are those of :class:`RegularizedResults`, with ``params`` a DataFrame, ``ref``,
+    ``levels`` (natural order) and ``fit_levels`` (the reference first, then the columns of
+    ``params``); ``df_model`` counts non-zero coefficients besides the intercepts.
     """
 
     def __init__(self, model, coef: np.ndarray, fit: CDFit, null_deviance: float, *,
@@ -347,6 +348,9 @@ class RegularizationPath:
     alpha_1se : float or None
         The largest alpha whose ``cv_mean`` is within one ``cv_se`` of the minimum.
     seed : the seed of the fold assignment
+    multinomial : bool
+        Whether the model is an MNLogit (its likelihood is the multinomial one): then
+        ``coefs`` has a column per (level, design column).
     """
 
     def __init__(self, model, alphas: np.ndarray, coefs: np.ndarray, fit: PathFit,
