@@ -230,7 +230,7 @@ class MLEGLM(GLMBase):
         Learning*, §4.4.4.
         """
         return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
-                                   tol, start_params, RegularizedResults)
+                                   tol, start_params, self._results(RegularizedResults))
 
     def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
                             alpha_min_ratio: float | None = None, cv=None, seed=None,

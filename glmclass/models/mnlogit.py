@@ -392,7 +392,7 @@ class MNLogit(Model):
         RegularizedMNLogitResults
         """
         return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
-                                   tol, None, RegularizedMNLogitResults)
+                                   tol, None, self._results(RegularizedMNLogitResults))
 
     def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
                             alpha_min_ratio: float | None = None, cv=None, seed=None,

@@ -53,7 +53,13 @@ def check_cv(cv, nrows: int) -> tuple[int, np.ndarray | None]:
 
 def folds(k: int, strata: np.ndarray | None, nrows: int, seed) -> np.ndarray:
     """Fold codes 0..k-1: stratified by ``strata`` (the response class) when given, each class
-    spread evenly over the folds; random with ``seed`` (``numpy.random.default_rng``)."""
+    spread evenly over the folds; random with ``seed`` (``numpy.random.default_rng``).
+
+    A row's fold depends only on its position among the model's rows (and, stratified, on the
+    responses), never on how the rows are stored: a model on Dask partitions gets the folds
+    of the same rows in memory. The codes are a vector per row on the client (as the
+    results' ``folds``), and each fold's fit reads its training rows through a row mask.
+    """
     rng = np.random.default_rng(seed)
     if strata is None:
         order = rng.permutation(nrows)
@@ -87,29 +93,37 @@ def _sequence(n_alphas, alpha_min_ratio, alphas, nobs: float, m: int, amax: floa
 
 def _glm_test_deviance(model, test: np.ndarray, coefs: np.ndarray) -> tuple[np.ndarray, float]:
     """Mean deviance of the rows ``test`` at each row of ``coefs`` (n_alphas, p), and their
-    total prior weight."""
-    pw = np.asarray(model.prior_weights)[test]
-    X, y, off = model.exog[test], model.endog[test], np.asarray(model.offset)[test]
-    eta = X @ coefs.T + off[:, None]
+    total prior weight: one pass over the held-out rows."""
     fam = model.family
-    dev = np.array([pw @ fam.unit_deviance(y, eta[:, j]) for j in range(coefs.shape[0])])
-    total = float(pw.sum())
-    return (dev / total if total > 0 else np.full(coefs.shape[0], np.nan)), total
+    n = coefs.shape[0]
+
+    def one(b):
+        eta = b.X @ coefs.T + b.offset[:, None]
+        w = np.ascontiguousarray(b.weights)  # a broadcast view's dot product sums otherwise
+        dev = np.array([w @ fam.unit_deviance(b.y, eta[:, j]) for j in range(n)])
+        return dev, float(w.sum())
+
+    dev, total = R.model_blocks(model).take_rows(test).reduce(one, (np.zeros(n), 0.0))
+    return (dev / total if total > 0 else np.full(n, np.nan)), total
 
 
 def _mn_test_deviance(model, test: np.ndarray, coefs: np.ndarray) -> tuple[np.ndarray, float]:
-    f, codes = model.freq_weights[test], model.codes[test]
-    X, off = model.exog[test], np.asarray(model.offset)[test]
-    k1 = model.K - 1
-    out = np.empty(coefs.shape[0])
-    rows = np.arange(X.shape[0])
-    for j, c in enumerate(coefs):
-        eta = X @ c.reshape(k1, -1).T + off[:, None]
-        lse, _, _ = softmax_parts(eta)
-        obs = np.where(codes > 0, eta[rows, np.maximum(codes - 1, 0)], 0.0)
-        out[j] = -2.0 * float(f @ (obs - lse))
-    total = float(f.sum())
-    return (out / total if total > 0 else np.full(coefs.shape[0], np.nan)), total
+    """As :func:`_glm_test_deviance` for an MNLogit (coefficients level-major)."""
+    k1, n = model.K - 1, coefs.shape[0]
+
+    def one(b):
+        rows = np.arange(b.X.shape[0])
+        w = np.ascontiguousarray(b.weights)
+        out = np.empty(n)
+        for j, c in enumerate(coefs):
+            eta = b.X @ c.reshape(k1, -1).T + b.offset[:, None]
+            lse, _, _ = softmax_parts(eta)
+            obs = np.where(b.y > 0, eta[rows, np.maximum(b.y - 1, 0)], 0.0)
+            out[j] = -2.0 * float(w @ (obs - lse))
+        return out, float(w.sum())
+
+    dev, total = R.model_blocks(model).take_rows(test).reduce(one, (np.zeros(n), 0.0))
+    return (dev / total if total > 0 else np.full(n, np.nan)), total
 
 
 def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, seed,
@@ -119,8 +133,7 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
     standardize = R.check_bool(standardize, "standardize")
     stratify = R.check_bool(stratify, "stratify")
     control = R.cd_control(maxiter, tol)
-    R._check_memory(model)
-    mn = hasattr(model, "codes")
+    mn = R.is_multinomial(model)
     icpt = model.data.intercept_index
     pf = R.penalty_factors(penalty_factor, model.exog_names, icpt)
     R.check_no_constant(model, icpt)
@@ -135,7 +148,7 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
         l1max, _ = r.unit_weights(pf, max(L1_wt, 1e-3))  # glmnet's alpha_max for ridge
         amax = CD.alpha_max(null.grad, l1max)
         if seq is None:
-            nobs = float(model.freq_weights.sum()) if mn else model.problem.nobs
+            nobs = r.total if mn else model.problem.nobs
             seq = _sequence(n_alphas, alpha_min_ratio, alphas, nobs, pf.size, amax)
         fit = CD.fit_path(r.oracle, null, seq, l1u, l2u, control)
         coefs = np.array([r.to_original(c) for c in fit.coef])
@@ -154,9 +167,9 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
             fold = given
         else:
             strata = None
-            if stratify:
-                strata = model.codes if mn else (model.endog if model.levels is not None
-                                                 else None)
+            if stratify:  # the response, on the client: the folds are a vector per row
+                strata = np.asarray(model.codes) if mn else (
+                    np.asarray(model.endog) if model.levels is not None else None)
             fold = folds(k, strata, nrows, seed)
         cv_raw, cv_weight = np.empty((k, seq.size)), np.empty(k)
         score = _mn_test_deviance if mn else _glm_test_deviance
@@ -166,4 +179,4 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
             cv_raw[j], cv_weight[j] = score(model, test, fcoefs)
     return results_cls(model, seq, coefs, fit, amax, L1_wt=L1_wt, penalty_factor=pf,
                        standardize=standardize, scale=rows.scale, cv_raw=cv_raw,
-                       cv_weight=cv_weight, folds=fold, seed=seed)
+                       cv_weight=cv_weight, folds=fold, seed=seed, total=rows.total)

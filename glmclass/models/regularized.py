@@ -12,6 +12,13 @@ penalty applies to ``s_j b_j``, s_j the column's weighted standard deviation (gl
 ``standardize = TRUE``: the fit is on the standardised scale, the coefficients reported on the
 original one). The numerics are in :mod:`glmclass.solvers.coordinate_descent`.
 
+Every read of the rows is a reduce or a map over the model's row source
+(:class:`~glmclass.rows.blocks.RowBlocks`): the moments behind the centring and the scales,
+the columns' ranges, and per proximal Newton step X'WX of the active columns, the gradient and
+the deviance (the coordinate descent itself sweeps the p x p matrix: glmnet's covariance
+updates). So the same code fits rows in memory and rows in Dask partitions, where only p x p
+pieces travel; the two differ only in the order of their sums.
+
 References
 ----------
 Friedman, J., Hastie, T. and Tibshirani, R. (2010). Regularization paths for generalized
@@ -29,11 +36,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConvergenceWarning
+from ..likelihoods import MultinomialLikelihood, likelihood_of
 from ..results.regularized import check_alpha
-from ..rows.blocks import ArrayBlocks, RowBlocks, block_rows
+from ..rows.blocks import Block, RowBlocks
 from ..solvers import coordinate_descent as CD
 from ..solvers.irls import Control
-from ..solvers.newton import NewtonControl, multinomial_deviance
+from ..solvers.newton import NewtonControl, multinomial_deviance, newton
 from .base import check_start, fit_control, per_column, real_number
 
 # --- argument checks ----------------------------------------------------------------------------
@@ -104,6 +112,8 @@ class Rows:
         Number of coefficient vectors (K - 1 for MNLogit, 1 else), stacked level-major.
     start : ndarray of shape (levels * p,)
         The solver's starting point: intercepts at the null fit's, the rest 0.
+    total : float
+        n: the sum of the weights of the rows (the loss is a mean over them).
     """
 
     oracle: CD.Oracle
@@ -112,6 +122,7 @@ class Rows:
     intercept: int | None
     levels: int
     start: np.ndarray
+    total: float
 
     def unit_weights(self, pf: np.ndarray, L1_wt: float) -> tuple[np.ndarray, np.ndarray]:
         """``(l1, l2)`` per coordinate at alpha = 1."""
@@ -135,20 +146,23 @@ class Rows:
         return g.ravel()
 
 
-def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray]:
-    """Sum of weights, weighted column sums and weighted sums of squares, over row blocks."""
+def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """Sum of weights, weighted column sums, weighted sums of squares and the weighted sum of
+    the response, over row blocks (one pass)."""
     p = blocks.n_cols
 
     def one(b):
-        return float(b.weights.sum()), b.weights @ b.X, b.weights @ (b.X * b.X)
+        return (float(b.weights.sum()), b.weights @ b.X, b.weights @ (b.X * b.X),
+                float(b.weights @ b.y))
 
-    return blocks.reduce(one, (0.0, np.zeros(p), np.zeros(p)))
+    return blocks.reduce(one, (0.0, np.zeros(p), np.zeros(p), 0.0))
 
 
 def _scales(blocks: RowBlocks, intercept: int | None,
-            standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray]:
-    """Total weight, the centring shift (with an intercept) and the standardising scales."""
-    total, sums, squares = _moments(blocks)
+            standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray, float]:
+    """Total weight, the centring shift (with an intercept), the standardising scales and the
+    weighted mean of the response."""
+    total, sums, squares, wy = _moments(blocks)
     p = blocks.n_cols
     shift = None
     if intercept is not None:
@@ -176,51 +190,82 @@ def _scales(blocks: RowBlocks, intercept: int | None,
         # the rows check_no_constant has refused it) has no curvature once centred: its
         # coefficient stays at 0 whatever its scale, as in glmnet
         scale[scale == 0] = 1.0
-    return total, shift, scale
+    return total, shift, scale, wy / total
+
+
+def is_multinomial(model) -> bool:
+    """Whether the model's likelihood is the multinomial logit's (K - 1 coefficient vectors)
+    rather than a GLM's."""
+    return isinstance(likelihood_of(model), MultinomialLikelihood)
+
+
+def model_blocks(model) -> RowBlocks:
+    """The model's rows, wherever they live: design, response (a GLM's on the family's
+    scale, an MNLogit's level codes), prior or frequency weights and offset."""
+    if is_multinomial(model):
+        return model.blocks()
+    return model.problem.blocks()
+
+
+def _positive(b: Block) -> np.ndarray:
+    return b.weights > 0
+
+
+def _not_positive(b: Block) -> int:
+    return int(np.count_nonzero(~(b.weights > 0)))
+
+
+def fit_rows(blocks: RowBlocks, mask) -> RowBlocks:
+    """The rows of ``blocks`` with positive weight (those a fit reads, as R's ``glm.fit``)
+    where ``mask`` (None: all; else a boolean ndarray of shape (n_rows,)) holds.
+
+    One pass counts the rows of weight 0; only when there are some is the mask of positive
+    weights made, as a map over the rows (an ndarray in memory, a lazy array on Dask
+    partitions), so no rows travel to make it and a source without such rows keeps a plain
+    row mask (or none).
+    """
+    if blocks.reduce(_not_positive, 0) == 0:
+        return blocks if mask is None else blocks.take_rows(mask)
+    pos = blocks.map(_positive)
+    if mask is not None:
+        pos = pos & mask
+    return blocks.take_rows(pos)
 
 
 def glm_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     """The penalised problem of a GLM-type model (GLM, Logit, Probit) on the rows ``mask``
     (None: all) that have positive prior weight."""
-    problem = model.problem
-    pos = problem.prior_weights > 0
-    if mask is not None:
-        pos = pos & mask
-    blocks = problem.blocks()
-    if not pos.all():
-        blocks = blocks.take_rows(pos)
+    blocks = fit_rows(model.problem.blocks(), mask)
     icpt = model.data.intercept_index
-    total, shift, scale = _scales(blocks, icpt, standardize)
+    total, shift, scale, ybar = _scales(blocks, icpt, standardize)
     start = np.zeros(blocks.n_cols)
     if icpt is not None:
-        ybar = _weighted_mean_y(blocks)
         c = model.family.link.link(np.array([ybar]))[0]
         # with an offset the null intercept is not the link of the mean; any start will do
         start[icpt] = c if np.isfinite(c) else 0.0
     oracle = CD.glm_oracle(blocks, model.family, total, shift)
-    return Rows(oracle, shift, scale, icpt, 1, start)
+    return Rows(oracle, shift, scale, icpt, 1, start, total)
 
 
-def _weighted_mean_y(blocks: RowBlocks) -> float:
-    num_, den = blocks.reduce(lambda b: (float(b.weights @ b.y), float(b.weights.sum())),
-                              (0.0, 0.0))
-    return num_ / den
+def level_totals(blocks: RowBlocks, K: int) -> np.ndarray:
+    """Frequency weight of each level code 0 .. K - 1 over the rows (one pass)."""
+    return blocks.reduce(lambda b: np.bincount(b.y, weights=b.weights, minlength=K),
+                         np.zeros(K))
 
 
 def mnlogit_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
     """The penalised problem of an MNLogit on the rows ``mask`` (None: all) with positive
-    frequency weight, in the reference-level parametrisation (coefficients level-major)."""
-    pos = model.freq_weights > 0
-    if mask is not None:
-        pos = pos & mask
-    X = model.exog[pos] if not pos.all() else model.exog
-    f, codes, off = model.freq_weights[pos], model.codes[pos], model.offset[pos]
-    plain = ArrayBlocks(X, codes, f, off)
+    frequency weight, in the reference-level parametrisation (coefficients level-major).
+
+    The columns after the intercept are centred block by block
+    (:class:`~glmclass.solvers.coordinate_descent.ShiftedBlocks`): the multinomial pass takes
+    no shift, and no centred copy of the design is made."""
+    plain = fit_rows(model.blocks(), mask)
+    p = plain.n_cols
     icpt = model.data.intercept_index
-    total, shift, scale = _scales(plain, icpt, standardize)
-    Xc = X - shift if shift is not None else X  # centred copy: the multinomial pass takes none
+    total, shift, scale, _ = _scales(plain, icpt, standardize)
+    blocks = plain if shift is None else CD.ShiftedBlocks(plain, shift)
     k1 = model.K - 1
-    blocks = ArrayBlocks(Xc, codes, f, off, rows=block_rows(k1 * X.shape[1]))
     dev = multinomial_deviance(blocks, model.K)
     scale2 = 1.0 / (2.0 * total)
 
@@ -230,26 +275,32 @@ def mnlogit_rows(model, mask: np.ndarray | None, standardize: bool) -> Rows:
             return np.inf, np.zeros_like(coef), np.zeros((active.size, active.size))
         return d * scale2, g * scale2, h[np.ix_(active, active)] * scale2
 
-    start = np.zeros((k1, X.shape[1]))
+    start = np.zeros((k1, p))
     if icpt is not None:
-        t = np.bincount(codes, weights=f, minlength=model.K)
+        t = level_totals(plain, model.K)
         with np.errstate(divide="ignore"):
             start[:, icpt] = np.log(t[1:] / t[0])
         start[~np.isfinite(start)] = 0.0
-    return Rows(oracle, shift, scale, icpt, k1, start.ravel())
+    return Rows(oracle, shift, scale, icpt, k1, start.ravel(), total)
+
+
+def _range(b: Block) -> tuple[np.ndarray, np.ndarray]:
+    return b.X.min(axis=0), b.X.max(axis=0)
+
+
+def _widen(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
+    return np.minimum(a[0], b[0]), np.maximum(a[1], b[1])
 
 
 def check_no_constant(model, intercept: int | None) -> None:
-    """A constant column besides the intercept is aliased with it: say which, and refuse."""
+    """A constant column besides the intercept (over the rows of positive weight) is aliased
+    with it: say which, and refuse (one pass for each column's range)."""
     if intercept is None:
         return
-    X = model.exog
-    w = model.prior_weights if hasattr(model, "problem") else model.freq_weights
-    pos = w > 0
-    Xp = X[pos] if not pos.all() else X
-    if Xp.shape[0] == 0:
-        return
-    const = np.ptp(Xp, axis=0) == 0
+    rows = fit_rows(model_blocks(model), None)
+    p = rows.n_cols
+    lo, hi = rows.reduce(_range, (np.full(p, np.inf), np.full(p, -np.inf)), _widen)
+    const = lo == hi
     const[intercept] = False
     if const.any():
         name = model.exog_names[int(np.flatnonzero(const)[0])]
@@ -278,11 +329,10 @@ def fit_regularized(model, alpha, L1_wt, penalty_factor, standardize, maxiter, t
     alpha, L1_wt = check_alpha(alpha), check_l1_wt(L1_wt)
     standardize = check_bool(standardize, "standardize")
     control = cd_control(maxiter, tol)
-    _check_memory(model)
     icpt = model.data.intercept_index
     pf = penalty_factors(penalty_factor, model.exog_names, icpt)
     check_no_constant(model, icpt)
-    mn = hasattr(model, "codes")
+    mn = is_multinomial(model)
     start = None if mn else check_start(start_params, model.exog_names)
     rows = (mnlogit_rows if mn else glm_rows)(model, None, standardize)
     fit = solve(rows, alpha, L1_wt, pf, start, control)
@@ -291,21 +341,41 @@ def fit_regularized(model, alpha, L1_wt, penalty_factor, standardize, maxiter, t
                       "standardize the columns", ConvergenceWarning, stacklevel=3)
     coef = rows.to_original(fit.coef)
     return results_cls(model, coef, fit, null_fit(model), alpha=alpha, L1_wt=L1_wt,
-                       penalty_factor=pf, standardize=standardize, scale=rows.scale)
+                       penalty_factor=pf, standardize=standardize, scale=rows.scale,
+                       total=rows.total)
 
 
 def null_fit(model):
     """The intercept-only fit: a :class:`~glmclass.models.glm_base.NullFit` for GLM-type models,
-    the null deviance for MNLogit."""
-    if hasattr(model, "codes"):
-        return model._null_deviance(NewtonControl())
+    the null deviance for MNLogit (:func:`multinomial_null_deviance`)."""
+    if is_multinomial(model):
+        return multinomial_null_deviance(model, NewtonControl())
     return model.problem.null_fit(Control())
 
 
-def _check_memory(model) -> None:
-    if getattr(model.data, "partitioned", False):
-        raise ValueError("penalised fits need the rows in memory: compute the Dask collection "
-                         "(.compute()) and build the model on the result")
+def _offset_terms(b: Block) -> float:
+    return float(np.count_nonzero(b.offset))
+
+
+def multinomial_null_deviance(model, control: NewtonControl) -> float:
+    """The deviance of an MNLogit's intercept-only fit (offset kept; without an intercept, at
+    eta = offset), as ``MNLogit.fit`` reports it in ``llnull``.
+
+    With an intercept and no offset the fit matches the level shares, ``-2 sum_k t_k
+    log(t_k / T)`` (t the levels' total weights, one pass); else Newton's method on the
+    intercept-only design from the log ratios of the totals."""
+    K = model.K
+    rows = model.blocks()
+    if model.data.intercept_index is None:
+        none = np.zeros(rows.n_cols, dtype=bool)
+        return float(multinomial_deviance(model.blocks(none), K)(np.zeros(0), False)[0])
+    t, offsets = rows.reduce(lambda b: (np.bincount(b.y, weights=b.weights, minlength=K),
+                                        _offset_terms(b)), (np.zeros(K), 0.0))
+    if not offsets:
+        return float(-2.0 * np.sum(t * np.log(t / t.sum())))
+    start = np.log(t[1:] / t[0])
+    return float(newton(multinomial_deviance(rows.intercept_only(), K), start,
+                        control).objective)
 
 
 def check_int(value, name: str, low: int) -> int:

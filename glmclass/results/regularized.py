@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..likelihoods import MultinomialLikelihood, likelihood_of
 from ..solvers.coordinate_descent import CDFit, PathFit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, check_which, num, row_key
@@ -54,6 +55,12 @@ def check_alpha(alpha: object) -> float:
     if not np.isfinite(a) or a < 0:
         raise ValueError(f"alpha (the penalty weight) must be a finite number >= 0, got {alpha!r}")
     return a
+
+
+def fit_levels(levels: list, ref) -> list:
+    """An MNLogit's levels in the order its coefficients use: the reference level first, the
+    others in their natural order (``levels``)."""
+    return [ref] + [lv for lv in levels if lv != ref]
 
 
 def penalty_name(L1_wt: float) -> str:
@@ -175,8 +182,7 @@ class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixi
 
     def __init__(self, model, coef: np.ndarray, fit: CDFit, null, *, alpha: float,
                  L1_wt: float, penalty_factor: np.ndarray, standardize: bool,
-                 scale: np.ndarray) -> None:
-        total = float(np.sum(model.prior_weights))
+                 scale: np.ndarray, total: float) -> None:
         record = _Record(coef, 2.0 * total * fit.loss, fit.converged, fit.n_iter, fit.history,
                          np.zeros(coef.size, dtype=bool))
         super().__init__(model, record, null)
@@ -223,22 +229,22 @@ class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
     level parametrisation: ``params`` rows the design columns, columns the non-reference
     levels, every non-intercept coefficient penalised separately.
 
-    Attributes are those of :class:`RegularizedResults`, with ``params`` a DataFrame, ``ref``
-    and ``levels``; ``df_model`` counts non-zero coefficients besides the intercepts.
+    Attributes are those of :class:`RegularizedResults`, with ``params`` a DataFrame, ``ref``,
+    ``levels`` (natural order) and ``fit_levels`` (the reference first, then the columns of
+    ``params``); ``df_model`` counts non-zero coefficients besides the intercepts.
     """
 
     def __init__(self, model, coef: np.ndarray, fit: CDFit, null_deviance: float, *,
                  alpha: float, L1_wt: float, penalty_factor: np.ndarray, standardize: bool,
-                 scale: np.ndarray) -> None:
+                 scale: np.ndarray, total: float) -> None:
         d = model.data
         self.model = model
         k1 = model.K - 1
         B = coef.reshape(k1, -1).T
-        self._nonref = list(model._fit_levels[1:])
+        self.fit_levels = fit_levels(list(model.levels), model.ref)
         self.params = pd.DataFrame(B, index=pd.Index(d.exog_names),
-                                   columns=pd.Index(self._nonref, name="level"))
-        self.nobs = float(model.freq_weights.sum())
-        total = float(np.sum(model.freq_weights))
+                                   columns=pd.Index(self.fit_levels[1:], name="level"))
+        self.nobs = total
         self.deviance = 2.0 * total * fit.loss
         self.null_deviance = float(null_deviance)
         self.llf, self.llnull = -self.deviance / 2.0, -self.null_deviance / 2.0
@@ -276,7 +282,7 @@ class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
         check_which(which, ("prob", "mean", "class", "linear"))
         X, off, index = prediction_rows(self, exog, offset)
         eta = X @ self.params.to_numpy() + np.asarray(off)[:, None]
-        order = [self.model._fit_levels.index(lv) for lv in self.levels]
+        order = [self.fit_levels.index(lv) for lv in self.levels]
         return by_which(which, eta, lambda e: fit_order_probabilities(e)[:, order],
                         self.levels, self.params.columns, index)
 
@@ -342,12 +348,16 @@ class RegularizationPath:
     alpha_1se : float or None
         The largest alpha whose ``cv_mean`` is within one ``cv_se`` of the minimum.
     seed : the seed of the fold assignment
+    multinomial : bool
+        Whether the model is an MNLogit (its likelihood is the multinomial one): then
+        ``coefs`` has a column per (level, design column).
     """
 
     def __init__(self, model, alphas: np.ndarray, coefs: np.ndarray, fit: PathFit,
                  alpha_max: float, *, L1_wt: float, penalty_factor: np.ndarray,
                  standardize: bool, scale: np.ndarray, cv_raw: np.ndarray | None,
-                 cv_weight: np.ndarray | None, folds: np.ndarray | None, seed) -> None:
+                 cv_weight: np.ndarray | None, folds: np.ndarray | None, seed,
+                 total: float) -> None:
         d = model.data
         self.model = model
         self.alphas = np.asarray(alphas, dtype=float)
@@ -356,14 +366,13 @@ class RegularizationPath:
         self.penalty_factor = pd.Series(penalty_factor, index=d.exog_names, name="penalty_factor")
         self.scale_used = pd.Series(scale, index=d.exog_names, name="scale")
         index = pd.Index(self.alphas, name="alpha")
-        mn = hasattr(model, "codes")
-        if mn:
-            cols = pd.MultiIndex.from_product([model._fit_levels[1:], d.exog_names],
-                                              names=["level", "column"])
+        self.multinomial = isinstance(likelihood_of(model), MultinomialLikelihood)
+        if self.multinomial:
+            cols = pd.MultiIndex.from_product([fit_levels(list(model.levels), model.ref)[1:],
+                                               d.exog_names], names=["level", "column"])
         else:
             cols = pd.Index(d.exog_names)
         self.coefs = pd.DataFrame(coefs, index=index, columns=cols)
-        total = float(np.sum(model.freq_weights if mn else model.prior_weights))
         self.deviance = pd.Series(2.0 * total * fit.loss, index=index, name="deviance")
         nz = coefs.reshape(coefs.shape[0], -1, len(d.exog_names)) != 0
         if d.intercept_index is not None:
@@ -432,7 +441,7 @@ class RegularizationPath:
         m = self.model
         kwargs = dict(L1_wt=self.L1_wt, penalty_factor=self.penalty_factor,
                       standardize=self.standardize, maxiter=maxiter, tol=tol)
-        if not hasattr(m, "codes"):
+        if not self.multinomial:
             near = int(np.argmin(np.abs(np.log(self.alphas + 1e-300) - np.log(a + 1e-300))))
             kwargs["start_params"] = self.coefs.iloc[near].to_numpy()
         return m.fit_regularized(a, **kwargs)

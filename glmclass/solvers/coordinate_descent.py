@@ -33,12 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from ..families import Family
-from ..rows.blocks import Block, RowBlocks
+from ..rows.blocks import Block, RowBlocks, add
 from ..rows.gram import Scratch, block_gram
+
+T = TypeVar("T")
 
 #: ``oracle(coef, active, hessian) -> (f, g, H)``: the mean loss at ``coef`` (inf when it is
 #: not finite), its gradient over every coordinate, shape (m,), and, when ``hessian``, its
@@ -327,6 +330,69 @@ def _kkt_violations(g: np.ndarray, l1: np.ndarray, active: np.ndarray) -> np.nda
     out = np.ones(g.shape[0], dtype=bool)
     out[active] = False
     return np.flatnonzero(out & (np.abs(g) > l1 * (1 + 1e-9) + 1e-300))
+
+
+class ShiftedBlocks(RowBlocks):
+    """The rows of a source with their design columns shifted, ``X - 1 shift'``, block by
+    block: a centred design for a pass that takes no shift of its own (the multinomial
+    deviance), without an N x p centred copy and whatever the source (in memory or in Dask
+    partitions: the shift travels with the block function).
+
+    Each block's shifted X is computed elementwise from the source's block, so its values are
+    those of ``X - shift`` formed at once.
+
+    Parameters
+    ----------
+    source : RowBlocks
+        The rows.
+    shift : ndarray of shape (p,)
+        Subtracted from every row of the design.
+    """
+
+    def __init__(self, source: RowBlocks, shift: np.ndarray) -> None:
+        shift = np.asarray(shift, dtype=float)
+        if shift.shape != (source.n_cols,):
+            raise ValueError(f"shift must have shape ({source.n_cols},), one value per design "
+                             f"column, got {shift.shape}")
+        self.source = source
+        self.shift = shift
+        self.sample_hessians = source.sample_hessians
+
+    @property
+    def n_rows(self) -> int:
+        return self.source.n_rows
+
+    @property
+    def n_cols(self) -> int:
+        return self.source.n_cols
+
+    def _shifted(self, fn: Callable[[Block], T]) -> Callable[[Block], T]:
+        shift = self.shift
+
+        def one(b: Block) -> T:
+            return fn(Block(b.X - shift, b.y, b.weights, b.offset, b.start))
+
+        return one
+
+    def reduce(self, fn: Callable[[Block], T], zero: T,
+               combine: Callable[[T, T], T] = add) -> T:
+        return self.source.reduce(self._shifted(fn), zero, combine)
+
+    def map(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
+        return self.source.map(self._shifted(fn))
+
+    def take_columns(self, keep: np.ndarray) -> RowBlocks:
+        keep = np.asarray(keep)
+        return ShiftedBlocks(self.source.take_columns(keep), self.shift[keep])
+
+    def take_rows(self, mask: np.ndarray) -> RowBlocks:
+        return ShiftedBlocks(self.source.take_rows(mask), self.shift)
+
+    def intercept_only(self) -> RowBlocks:
+        return self.source.intercept_only()
+
+    def __repr__(self) -> str:
+        return f"<ShiftedBlocks of {self.source!r}>"
 
 
 #: Binomial links whose log-likelihood is concave in eta (log-concave mu and 1 - mu): their
