@@ -15,6 +15,7 @@ This module imports the Dask adapter (so Dask) and is imported only for Dask dat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,12 @@ def lazy_array(data: DaskModelData, key: str, default: float):
     if key in data.facts.arrays:
         return lazy_column(data.parts, data.lengths, key, (), np.float64)
     ones = DaskBlocks(data.encoded(_features), data.lengths, len(data.exog_names))
-    return ones.map(lambda b: np.full(b.X.shape[0], default))
+    return ones.map(partial(_filled, default))
+
+
+def _filled(value: float, b: Block) -> np.ndarray:
+    """``value`` on every row of a block (a module function: the lazy array pickles)."""
+    return np.full(b.X.shape[0], value)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ from ..likelihoods import MultinomialLikelihood, likelihood_of
 from ..solvers.coordinate_descent import CDFit, PathFit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, check_which, num, row_key
+from .dask import RowOutputs, new_rows_of
 from .glm_base import GLMBaseResults
 from .io import SaveMixin
-from .mnlogit import by_which, fit_order_probabilities, prediction_rows
+from .mnlogit import MNLogitResults, by_which, fit_order_probabilities, prediction_rows
 
 METHOD = "coordinate descent (proximal Newton)"
 
@@ -224,7 +225,8 @@ class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixi
                 f"alpha={self.alpha:g}, nobs={num(self.nobs)}>")
 
 
-class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
+class RegularizedMNLogitResults(RowOutputs, PenaltyMixin, LikelihoodMixin, SaveMixin,
+                                rows={"predict": new_rows_of}):
     """A penalised fit of an MNLogit (built by ``MNLogit.fit_regularized``), in the reference-
     level parametrisation: ``params`` rows the design columns, columns the non-reference
     levels, every non-intercept coefficient penalised separately.
@@ -233,6 +235,9 @@ class RegularizedMNLogitResults(PenaltyMixin, LikelihoodMixin, SaveMixin):
     ``levels`` (natural order) and ``fit_levels`` (the reference first, then the columns of
     ``params``); ``df_model`` counts non-zero coefficients besides the intercepts.
     """
+
+    #: On Dask data each partition's rows are encoded as an MNLogit fit's are.
+    partition_model = MNLogitResults.partition_model
 
     def __init__(self, model, coef: np.ndarray, fit: CDFit, null_deviance: float, *,
                  alpha: float, L1_wt: float, penalty_factor: np.ndarray, standardize: bool,

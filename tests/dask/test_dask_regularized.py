@@ -10,6 +10,8 @@ comparison is at 1e-10 relative to the largest value compared.
 
 from __future__ import annotations
 
+import pickle
+
 import dask
 import dask.dataframe as dd
 import numpy as np
@@ -198,6 +200,18 @@ def test_mnlogit_fit_regularized(frame, ddf):
         fitted = q.predict()
         assert isinstance(fitted, dd.DataFrame)
         close(fitted.compute(), r.predict())
+
+
+@pytest.mark.parametrize("cls, formula", [(gc.Logit, "y ~ x + z + C(g)"),
+                                         (gc.MNLogit, "k ~ x + z + C(g)")])
+def test_penalised_dask_fits_pickle_and_predict_after_loading(frame, ddf, cls, formula):
+    mem, lazy = models(cls, formula, frame, ddf)
+    r, q = (m.fit_regularized(0.01) for m in (mem, lazy))
+    back = pickle.loads(pickle.dumps(q))
+    close(back.params, r.params)
+    new = frame.iloc[::5]
+    close(back.predict(new), r.predict(new))
+    close(back.predict().compute(), r.predict())
 
 
 def test_mnlogit_null_deviance_without_offset_or_intercept(frame, ddf):
