@@ -257,13 +257,6 @@ def same_rows(a, b) -> bool:
     return _fingerprint_in(mem, lazy.model.data) == lazy.rows_fingerprint
 
 
-def unavailable(what: str):
-    """Refuse an output that needs every row at once on Dask data."""
-    raise NotImplementedError(
-        f"{what} needs every row at once and is not available for a fit on Dask data; "
-        "fit the model on a pandas DataFrame (or a sample) for it")
-
-
 # --- how each output is made (handlers: ``handler(original, res, *args, **kwargs)``) ---------
 
 
