@@ -77,7 +77,7 @@ class _Namespace(Mapping):
 def _context(env: FormulaEnvironment, extra: dict | None = None) -> Mapping:
     """formulaic's context: the environment's names, then patsy's meaning of ``scale``."""
     patsy_like = {"scale": TRANSFORMS["standardize"], "standardize": TRANSFORMS["standardize"]}
-    return _Namespace([extra or {}, *env._namespaces, patsy_like, TRANSFORMS])
+    return _Namespace([extra or {}, *env.namespaces, patsy_like, TRANSFORMS])
 
 
 class PatsyLikeMaterializer(PandasMaterializer):
