@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
-from .links import _HALF_LOG_2PI, normal_tail
+from .links import HALF_LOG_2PI, normal_tail
 
 # |eta| above which the double-exponential links overflow; as R's cloglog mu.eta (pmin(eta, 700))
 ETA_MAX = 700.0
@@ -133,7 +133,7 @@ def probit_terms_for(y: np.ndarray, weights: np.ndarray,
                 eta = etac
             log_phi = np.multiply(eta, eta)
             log_phi *= -0.5
-            log_phi -= _HALF_LOG_2PI
+            log_phi -= HALF_LOG_2PI
             lam = np.subtract(log_phi, log_p, out=log_p)
             np.exp(lam, out=lam)  # phi(s) / Phi(s)
             far = s < -MILLS_FROM  # lambda ~ -s: lambda + s from the continued fraction

@@ -231,7 +231,7 @@ def _render_table(table: pd.DataFrame, fmt: str) -> str:
     kind = table.attrs.get("likelihood", "conditional")
     if fmt == "text":
         return f"Model comparison (likelihood: {kind})\n\n{table.to_text()}"
-    s = gc.summary.Summary("Model comparison", [], [(None, table._shown())],
+    s = gc.summary.Summary("Model comparison", [], [(None, table.shown_table())],
                            subtitle=f"likelihood: {kind}")
     return {"html": s.as_html, "latex": s.as_latex}[fmt]()
 

@@ -37,7 +37,7 @@ class ComparisonTable(pd.DataFrame):
     def _constructor(self):
         return pd.DataFrame
 
-    def _shown(self) -> pd.DataFrame:
+    def shown_table(self) -> pd.DataFrame:
         """The columns worth showing: the evidence ones only when some model has evidence."""
         frame = pd.DataFrame(self)
         empty = [c for c in _EVIDENCE if c in frame and frame[c].isna().all()]
@@ -52,7 +52,7 @@ class ComparisonTable(pd.DataFrame):
             Widest line; rows are numbered with the names listed above when the names do not
             fit, and columns wrap into blocks when the numbers alone do not.
         """
-        shown = self._shown()
+        shown = self.shown_table()
         rows = table_cells(shown)
         rows[0][0] = shown.index.name or ""
         lines = text_table(rows, 10**9)
@@ -75,7 +75,7 @@ class ComparisonTable(pd.DataFrame):
         return self.to_text()
 
     def _repr_html_(self) -> str:
-        return self._shown()._repr_html_()
+        return self.shown_table()._repr_html_()
 
 
 def _kind(res) -> str:

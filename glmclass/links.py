@@ -20,8 +20,11 @@ import numpy as np
 from scipy import special
 
 _EPS = np.finfo(float).eps
+#: log(2 pi) of the normal density's normalising constant, the one definition that the normal
+#: densities of the numerics (discriminant, naive Bayes, Laplace) import.
+LOG_2PI = float(np.log(2.0 * np.pi))
 #: log(2 pi) / 2 of the normal density, evaluated once (as NumPy evaluates it in an expression)
-_HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
+HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
 def normal_tail(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -274,7 +277,7 @@ class Probit(Link):
 
     def log_mu_eta(self, eta):
         eta = np.asarray(eta, dtype=float)
-        return -0.5 * eta * eta - _HALF_LOG_2PI
+        return -0.5 * eta * eta - HALF_LOG_2PI
 
     def dlog_mu_eta(self, eta):
         return -np.asarray(eta, dtype=float)

@@ -36,10 +36,10 @@ from .namespace import FormulaEnvironment, check_code, formula_env
 from .parse import ParsedFormula, names_in, parse, split_formula
 from .patsy_engine import (  # noqa: F401 - re-exported: the names other modules use
     DesignSpec,
-    _patsy_message,
-    _picklable_names,
-    _response,
     learn_patsy,
+    patsy_message,
+    patsy_response,
+    picklable_names,
     unseen_level,
 )
 from .spec import (  # noqa: F401 - re-exported
@@ -59,7 +59,8 @@ ENGINES = ("patsy", "formulaic")
 capture_env = formula_env
 
 
-def _with_numpy(env: patsy.EvalEnvironment) -> patsy.EvalEnvironment:
+def with_numpy(env: patsy.EvalEnvironment) -> patsy.EvalEnvironment:
+    """``env`` with ``np`` and ``numpy`` as outer names (a formula's ``np.log(x)``)."""
     return env.with_outer_namespace({"np": np, "numpy": np})
 
 
@@ -113,7 +114,7 @@ def response(parsed: ParsedFormula, frame: pd.DataFrame, env, engine: str = "pat
     if engine == "formulaic":
         evaluate = _formulaic_engine().formulaic_response
     else:
-        evaluate = _response
+        evaluate = patsy_response
     parts = [evaluate(code, frame, env) for code in parsed.lhs]
     if len(parts) == 1:
         return parts[0]
@@ -250,7 +251,7 @@ def rows_to_fit(frame: pd.DataFrame, data: pd.DataFrame, used: list, aligned: di
                 raise ValueError(f"{name} has {arr.shape[0]} values but data has {len(data)} rows")
             keep &= ~np.isnan(arr)
     if missing == "raise" and not keep.all():
-        raise ValueError(_missing_message(data, used, keep, aligned))
+        raise ValueError(missing_message(data, used, keep, aligned))
     rows = np.flatnonzero(keep)
     if not len(rows):
         raise ValueError("no complete rows: every row has a missing value in a used column")
@@ -273,14 +274,16 @@ def _made_missing(exog, offset, endog) -> np.ndarray | None:
     return bad
 
 
-def _referenced_columns(formula: str, data: pd.DataFrame) -> list:
+def referenced_columns(formula: str, data: pd.DataFrame) -> list:
     """Columns of ``data`` that ``formula`` uses (identifiers and ``Q('...')`` quoting)."""
     parsed = parse(formula, list(data.columns))
     names = names_in(parsed.codes)
     return [c for c in data.columns if str(c) in names]
 
 
-def _missing_message(data, used, keep, aligned) -> str:
+def missing_message(data: pd.DataFrame, used: list, keep: np.ndarray,
+                    aligned: dict | None) -> str:
+    """The error for rows with missing values: the columns that have them, with counts."""
     bad = [c for c in used if data[c].isna().any()]
     bad += [n for n, a in (aligned or {}).items()
             if a is not None and np.asarray(a).dtype.kind in "fc" and np.isnan(a).any()]

@@ -39,7 +39,7 @@ from interface_meta import override
 from ..errors import DataError, GlmclassError
 from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula
-from .spec import SpecBase, _describe, _plain
+from .spec import SpecBase, describe_term, plain_value
 
 #: patsy's transforms, which formulaic's own (same names, same meaning) replace.
 _PATSY = {name: getattr(patsy.builtins, name) for name in patsy.builtins.__all__}
@@ -77,7 +77,7 @@ class _Namespace(Mapping):
 def _context(env: FormulaEnvironment, extra: dict | None = None) -> Mapping:
     """formulaic's context: the environment's names, then patsy's meaning of ``scale``."""
     patsy_like = {"scale": TRANSFORMS["standardize"], "standardize": TRANSFORMS["standardize"]}
-    return _Namespace([extra or {}, *env._namespaces, patsy_like, TRANSFORMS])
+    return _Namespace([extra or {}, *env.namespaces, patsy_like, TRANSFORMS])
 
 
 class PatsyLikeMaterializer(PandasMaterializer):
@@ -134,9 +134,9 @@ class UnseenLevel(DataError):
     """A categorical value in new data that the factor did not have at fit time."""
 
     def __init__(self, value: Any, levels: list, expr: str, columns=()) -> None:
-        super().__init__(f"{_describe(expr, columns)} has level {_plain(value)!r}, which was "
-                         "not in the data the model was fit on (levels: "
-                         f"{[_plain(v) for v in levels]})")
+        super().__init__(f"{describe_term(expr, columns)} has level {plain_value(value)!r}, "
+                         "which was not in the data the model was fit on (levels: "
+                         f"{[plain_value(v) for v in levels]})")
         self.value, self.levels, self.expr = value, levels, expr
 
 

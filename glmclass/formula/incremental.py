@@ -28,10 +28,10 @@ import patsy
 
 from .design import (
     DesignSpec,
-    _missing_message,
-    _patsy_message,
-    _with_numpy,
+    missing_message,
+    patsy_message,
     response,
+    with_numpy,
 )
 from .namespace import FormulaEnvironment, safe_namespace
 from .parse import ParsedFormula, names_in, parse, split_formula
@@ -168,8 +168,8 @@ class PartitionDesign:
         if self._env is None:
             # checked like the client's: a recipe unpickled on a worker runs nothing else
             names = dict(self.names)
-            self._env = _with_numpy(FormulaEnvironment([names, safe_namespace()],
-                                                       trusted=bool(names)))
+            self._env = with_numpy(FormulaEnvironment([names, safe_namespace()],
+                                                      trusted=bool(names)))
         return self._env
 
     def design_info(self):
@@ -235,7 +235,7 @@ class PartitionDesign:
                 (x,) = patsy.build_design_matrices([self.design_info()], rows,
                                                    NA_action=patsy.NAAction(NA_types=[]))
             except patsy.PatsyError as exc:
-                raise ValueError(_patsy_message(exc, self.formula, frame)) from None
+                raise ValueError(patsy_message(exc, self.formula, frame)) from None
             x = np.asarray(x, dtype=float).reshape(len(rows),
                                                    len(self.column_names) + len(self.offsets))
         made_nan = np.isnan(x).any(axis=1) if np.isnan(x.sum()) else None
@@ -259,7 +259,7 @@ class PartitionDesign:
                 if arr.dtype.kind in "fc":
                     keep &= ~np.isnan(arr)
         if missing == "raise" and not keep.all():
-            raise ValueError(_missing_message(frame, self.used, keep, aligned))
+            raise ValueError(missing_message(frame, self.used, keep, aligned))
         if not keep[built].all():  # a missing response, weight or offset
             x = x[keep[built]]
         off = None
@@ -375,11 +375,11 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
             witness.see(piece)
             yield piece
 
-    env = _with_numpy(eval_env)
+    env = with_numpy(eval_env)
     try:
         info = patsy.incr_dbuilder(rhs, seen, eval_env=env, NA_action="drop")
     except patsy.PatsyError as exc:
-        raise ValueError(_patsy_message(exc, formula, probe)) from None
+        raise ValueError(patsy_message(exc, formula, probe)) from None
     except NameError as exc:
         raise ValueError(f"the formula {formula!r} names something that is not a column of "
                          f"data: {exc}") from None

@@ -238,6 +238,11 @@ class FormulaEnvironment(patsy.EvalEnvironment):
         super().__init__(namespaces, flags)
         self.trusted = trusted
 
+    @property
+    def namespaces(self) -> list:
+        """The mappings names are looked up in, in order (a new list of the same mappings)."""
+        return list(self._namespaces)
+
     def with_outer_namespace(self, outer_namespace) -> FormulaEnvironment:
         return FormulaEnvironment(self._namespaces + [outer_namespace], self.flags, self.trusted)
 
@@ -287,12 +292,13 @@ def formula_env(eval_env: Any = None, depth: int = 0) -> FormulaEnvironment:
     if eval_env is None:
         return FormulaEnvironment([safe_namespace()])
     if isinstance(eval_env, patsy.EvalEnvironment):
+        # patsy keeps an environment's mappings in ``_namespaces`` and has no public accessor
         namespaces, flags = list(eval_env._namespaces), eval_env.flags
     elif isinstance(eval_env, Mapping):
         namespaces, flags = [dict(eval_env)], 0
     elif isinstance(eval_env, int) and not isinstance(eval_env, bool) and eval_env >= 0:
-        env = patsy.EvalEnvironment.capture(eval_env + depth + 1)
-        namespaces, flags = list(env._namespaces), env.flags
+        env = FormulaEnvironment.capture(eval_env + depth + 1)  # the frame's names, untrusted
+        namespaces, flags = env.namespaces, env.flags
     else:
         raise TypeError(f"eval_env must be None (safe evaluation: columns, numpy and the formula "
                         f"transforms only), a number of frames (0: the caller's namespace), a "

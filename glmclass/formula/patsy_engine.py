@@ -20,7 +20,7 @@ import patsy
 from ..errors import DataError, GlmclassError
 from .namespace import FormulaEnvironment, safe_namespace
 from .parse import ParsedFormula, names_in, parse, split_formula
-from .spec import SpecBase, _describe, _plain, numeric_columns
+from .spec import SpecBase, describe_term, numeric_columns, plain_value
 
 
 @dataclass
@@ -86,7 +86,7 @@ class DesignSpec(SpecBase):
     def __getstate__(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k != "design_info"}
         if "design_info" in self.__dict__:  # else unpickled and not rebuilt: keep its names
-            state["_names"] = _picklable_names(self.__dict__["design_info"])
+            state["_names"] = picklable_names(self.__dict__["design_info"])
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -131,15 +131,15 @@ def unseen_level(info, frame: pd.DataFrame) -> str | None:
         known = set(finfo.categories)
         for v in pd.unique(pd.Series(np.asarray(values, dtype=object).ravel()).dropna()):
             if v not in known:
-                levels = [_plain(c) for c in finfo.categories]
-                what = _describe(factor.name(), frame.columns)
-                return (f"{what} has level {_plain(v)!r}, which was not in the data the model "
+                levels = [plain_value(c) for c in finfo.categories]
+                what = describe_term(factor.name(), frame.columns)
+                return (f"{what} has level {plain_value(v)!r}, which was not in the data the model "
                         f"was fit on (levels: {levels})")
     return None
 
 
 
-def _picklable_names(design_info) -> dict:
+def picklable_names(design_info) -> dict:
     """Names the formula's factors looked up outside the data, minus modules and anything that
     does not pickle (lambdas, local functions)."""
     import pickle
@@ -181,7 +181,7 @@ def learn_patsy(parsed: ParsedFormula, frame: pd.DataFrame, env: FormulaEnvironm
                             NA_action=patsy.NAAction(NA_types=[]))
     except patsy.PatsyError as exc:
         _reraise_ours(exc)
-        raise DataError(_patsy_message(exc, parsed.formula, frame)) from None
+        raise DataError(patsy_message(exc, parsed.formula, frame)) from None
     info = mat.design_info
     offsets = offset_positions(info.term_name_slices)
     names = [n for j, n in enumerate(info.column_names) if j not in offsets]
@@ -190,7 +190,8 @@ def learn_patsy(parsed: ParsedFormula, frame: pd.DataFrame, env: FormulaEnvironm
     return spec, np.asarray(mat, dtype=float).reshape(len(frame), -1)
 
 
-def _patsy_message(exc: Exception, formula: str, data: pd.DataFrame) -> str:
+def patsy_message(exc: Exception, formula: str, data: pd.DataFrame) -> str:
+    """A patsy error as a message naming the unknown name and the data's columns."""
     text = str(exc).splitlines()[0]
     missing = re.search(r"NameError: name '(.+?)' is not defined", text)
     if missing:
@@ -201,7 +202,7 @@ def _patsy_message(exc: Exception, formula: str, data: pd.DataFrame) -> str:
 
 
 
-def _response(lhs: str, frame: pd.DataFrame, env: patsy.EvalEnvironment) -> pd.Series:
+def patsy_response(lhs: str, frame: pd.DataFrame, env: patsy.EvalEnvironment) -> pd.Series:
     """The response: a column taken as it is (labels kept) or a numeric expression."""
     if lhs in frame.columns:
         return frame[lhs].rename(lhs)

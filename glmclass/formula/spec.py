@@ -195,7 +195,7 @@ class SpecBase:
         raise NotImplementedError
 
 
-def _describe(code: str, columns) -> str:
+def describe_term(code: str, columns) -> str:
     """``column 'g'`` for a factor that is a column (``g``, ``C(g, ...)``, ``Q("g")``), else
     ``the term 'C(x > 3)'``."""
     try:
@@ -215,6 +215,6 @@ def _describe(code: str, columns) -> str:
     return f"the term {code!r}"
 
 
-def _plain(value):
+def plain_value(value):
     """A NumPy scalar as the Python value it holds, for readable messages (5, not np.int64(5))."""
     return value.item() if isinstance(value, np.generic) else value

@@ -31,7 +31,7 @@ from ..results.robust import cov_spec
 from ..rows.blocks import ArrayBlocks, RowBlocks, block_rows
 from ..rows.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers import gradient as GD
-from ..solvers import newton as NW
+from ..solvers import sampled as SM
 from ..solvers.newton import (
     NewtonControl,
     NewtonFit,
@@ -257,7 +257,7 @@ class MNLogit(Model):
         singular Hessians.
         """
         rows = self._blocks()
-        if (not rows.sample_hessians or rows.n_rows < NW.SAMPLED_MIN_ROWS
+        if (not rows.sample_hessians or rows.n_rows < SM.SAMPLED_MIN_ROWS
                 or not _sample_full_rank(rows, self.data.intercept_index)):
             return None
         everything = np.ones(self.exog.shape[1], dtype=bool)

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import linalg
 from scipy.special import logsumexp
 
+from ..links import LOG_2PI
 from ..rows.blocks import Block, RowBlocks
 from .linalg import aliased_columns, cholesky
 
@@ -36,8 +37,6 @@ COLLINEAR_TOL = 1e-8
 
 #: Relative size of a between-class singular value below which MASS drops a discriminant.
 SVD_TOL = 1e-4
-
-LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 @dataclass(frozen=True)

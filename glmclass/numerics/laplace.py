@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from ..links import LOG_2PI
 from .linalg import spd_logdet
-
-LOG_2PI = float(np.log(2.0 * np.pi))
 
 #: Bounds on a prior precision during its optimisation: beyond them the prior is either
 #: irrelevant (flat) or pins the coefficients to the prior mean.

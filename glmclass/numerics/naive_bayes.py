@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..links import LOG_2PI
 from ..rows.blocks import Block, RowBlocks
-
-LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 @dataclass(frozen=True)

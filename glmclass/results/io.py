@@ -29,7 +29,7 @@ import pandas as pd
 from .. import version  # read at call time: the version a file is stamped with
 from ..data.model_data import is_dask
 from ..errors import GlmclassWarning
-from ..formula.design import _referenced_columns
+from ..formula.design import referenced_columns
 from .dask import detach, partitioned
 
 FORMAT = "glmclass-results"
@@ -190,7 +190,7 @@ def _small_spec(spec):
     if stateful or frame is None or len(frame) <= 1:
         return spec
     categorical = {c for f, fi in info.factor_infos.items() if fi.type == "categorical"
-                   for c in _referenced_columns(f.code, frame)}
+                   for c in referenced_columns(f.code, frame)}
     rows = {0}
     for col in frame.columns:
         if col in categorical or frame[col].dtype.kind not in "iuf":

@@ -54,7 +54,7 @@ class Control:
         without a ``start`` and from 1e6 rows or so it starts from the fit of a systematic
         sample of the rows (:func:`~glmclass.solvers.irls_sampled.sampled_start`). ``"auto"``
         samples from
-        :data:`~glmclass.solvers.irls_sampled.SAMPLED_MIN_ROWS` rows on, on sources that allow it
+        :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS` rows on, on sources that allow it
         (``RowBlocks.sample_hessians``: not on Dask).
 
     The size of a block of rows is the row source's business, not the solver's.

@@ -15,35 +15,28 @@ from ..families import Family
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import fused_pass, score_pass, shift_from_gram
+from . import sampled
 from .irls_exact import exact_irls
 from .irls_records import Control, Frame, IRLSFit, Penalty, submatrix
 from .irls_steps import is_pd, penalised, solve_step, start_weights
 from .rank import bound_decides, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
 
-#: Fewest rows for which ``Control(direction="auto")`` samples the Gram: below them a full pass
-#: costs little more than a gradient pass, and R's IRLS iterates are kept.
-SAMPLED_MIN_ROWS = 100_000
-#: For a canonical link (logit) sampling starts at this many times :data:`SAMPLED_MIN_ROWS`:
-#: exact IRLS is then plain Newton (no observed-Hessian polishing, which the sampled steps
-#: replace for the other links); with the sample fit's start the two were as fast at 1e5-2e5
-#: rows and sampling 5-40 % faster from 3e5 for p = 2 to 200 (benchmarks/README.md, issue 14
-#: round three).
+#: For a canonical link (logit) sampling starts at this many times
+#: :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS`: exact IRLS is then plain Newton (no
+#: observed-Hessian polishing, which the sampled steps replace for the other links); with the
+#: sample fit's start the two were as fast at 1e5-2e5 rows and sampling 5-40 % faster from 3e5
+#: for p = 2 to 200 (benchmarks/README.md, issue 14 round three).
 CANONICAL_ROWS_FACTOR = 1.5
-#: Largest share of the rows in the sample whose fit starts a large fit (:func:`_warm_start`):
-#: from R's starting means the sampled steps already need few passes, so the sample fit pays
-#: only when it is small (1e6 rows, 2 % samples: 5-12 % faster at p = 10, 50; 4 % at p = 200
-#: and 8-40 % at 1e5-5e5 rows: 4-90 % slower; benchmarks/README.md, issue 14 round three).
-WARM_MAX_FRACTION = 0.025
 
 
 def use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
                 family: Family) -> bool:
     """Whether the fit takes the large-N path (``control.direction``; with ``"auto"``, from
-    :data:`SAMPLED_MIN_ROWS` rows on a source that can sample its Hessians) with the columns
-    ``keep``."""
+    :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS` rows on a source that can sample its
+    Hessians) with the columns ``keep``."""
     if control.direction == "auto":
-        rows = SAMPLED_MIN_ROWS * (CANONICAL_ROWS_FACTOR if family.is_canonical else 1.0)
+        rows = sampled.SAMPLED_MIN_ROWS * (CANONICAL_ROWS_FACTOR if family.is_canonical else 1.0)
         return blocks.sample_hessians and blocks.n_rows >= rows and bool(keep.any())
     return control.direction == "sampled" and bool(keep.any())
 
@@ -97,9 +90,9 @@ def _warm_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalt
                 control: Control) -> tuple[np.ndarray, RowBlocks] | None:
     """Coefficients of the exact IRLS fit of a systematic sample of the rows
     (:meth:`~glmclass.rows.blocks.RowBlocks.subsample`, the size of the Hessian's sample, at most
-    :data:`WARM_MAX_FRACTION` of the rows), to start the full fit from, and that sample (its
-    Gram then stands for the full one: unlike whole blocks, every k-th row is a fair sample of
-    rows sorted by the response or a covariate);
+    :data:`~glmclass.solvers.sampled.IRLS_WARM_MAX_FRACTION` of the rows), to start the full
+    fit from, and that sample (its Gram then stands for the full one: unlike whole blocks,
+    every k-th row is a fair sample of rows sorted by the response or a covariate);
     None when the source cannot sample or the sample's fit is not a clean one (no
     convergence, a column aliased or near the span of others, large column means).
 
@@ -109,7 +102,7 @@ def _warm_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalt
     by a full pass's exact Newton decrement.
     """
     frac = sample_fraction(blocks.n_rows, blocks.n_cols)
-    if frac > WARM_MAX_FRACTION:
+    if frac > sampled.IRLS_WARM_MAX_FRACTION:
         return None
     sub = blocks.subsample(int(math.ceil(frac * blocks.n_rows)))
     if sub is None:

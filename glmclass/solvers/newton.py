@@ -25,6 +25,7 @@ import numpy as np
 from ..likelihoods.multinomial import softmax_parts  # noqa: F401  (moved there; re-exported)
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block, RowBlocks, add_into, in_sample
+from . import sampled
 from .sampled import State, sample_fraction, sampled_newton
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
@@ -52,7 +53,8 @@ class NewtonControl:
         ``"sampled"`` takes the steps from the exact gradient and the Hessian of a row sample,
         with a full Hessian only to confirm convergence (:mod:`glmclass.solvers.sampled`);
         ``"exact"`` computes the full Hessian at every step; ``"auto"`` samples from
-        :data:`SAMPLED_MIN_ROWS` rows on, except on Dask data (``RowBlocks.sample_hessians``).
+        :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS` rows on, except on Dask data
+        (``RowBlocks.sample_hessians``).
         Other objectives always take exact steps.
     """
 
@@ -61,16 +63,6 @@ class NewtonControl:
     maxhalf: int = 25
     progress: Callable[[int, float, float, int], None] | None = None
     direction: str = "auto"
-
-
-#: Largest share of the rows in the sample whose fit starts a sampled fit (from the level
-#: shares' intercepts it saves passes, K = 3: 1e6 x 50 (2 %): 1.60 s vs 1.89 s; 1e6 x 200 (8 %):
-#: 11.7 s vs 14.9 s; 5e5 x 50 (4 %): 0.86 vs 0.98 s; 2e5 x 50 (10 %): even; 1e5 x 10 (20 %):
-#: 10 % slower).
-WARM_MAX_FRACTION = 0.1
-#: Fewest rows for which ``NewtonControl(direction="auto")`` samples Hessians (from the fit of
-#: a sample, it is faster at any number of parameters there: 1e6 x 10, K = 3: 0.65 s vs 0.90 s).
-SAMPLED_MIN_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -144,7 +136,7 @@ def newton(evaluate: Objective, start: np.ndarray,
     rows = getattr(evaluate, "sampled_rows", None)  # the objective can sample its Hessian
     if rows is not None and (control.direction == "sampled" or (
             control.direction == "auto" and getattr(evaluate, "sample_by_default", True)
-            and rows >= SAMPLED_MIN_ROWS)):
+            and rows >= sampled.SAMPLED_MIN_ROWS)):
         return _newton_sampled(evaluate, coef, control, sample_fraction(rows, coef.size))
     f, g, h = evaluate(coef, True)
     if not np.isfinite(f):
@@ -191,12 +183,16 @@ def _newton_sampled(evaluate, coef: np.ndarray, control: NewtonControl,
 
     An objective with a ``subsample(rows)`` method (:func:`multinomial_deviance`) is first
     minimised on every k-th row (exact Newton) when those are at most
-    :data:`WARM_MAX_FRACTION` of the rows, and the full fit starts there, with the
-    sample's Hessians scaled to all rows (a fair sample of sorted rows, unlike whole blocks).
+    :data:`~glmclass.solvers.sampled.NEWTON_WARM_MAX_FRACTION` of the rows, and the full fit
+    starts there, with the sample's Hessians scaled to all rows (a fair sample of sorted rows,
+    unlike whole blocks).
     """
     rows = evaluate.sampled_rows
     sub = getattr(evaluate, "subsample", None)
-    sub = None if sub is None or frac > WARM_MAX_FRACTION else sub(int(np.ceil(frac * rows)))
+    if sub is not None and frac <= sampled.NEWTON_WARM_MAX_FRACTION:
+        sub = sub(int(np.ceil(frac * rows)))
+    else:
+        sub = None
     if sub is not None:
         try:
             with np.errstate(all="ignore"):

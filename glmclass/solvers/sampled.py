@@ -65,6 +65,24 @@ SAMPLE_MIN = 20_000
 #: Largest contraction of the Newton decrement per sampled pass at which a first full pass is
 #: made before the end (when three or more sampled passes would be left).
 EARLY_FULL_RATIO = 0.05
+#: Fewest rows from which IRLS (``Control(direction="auto")``, on a source that can sample its
+#: Hessians) and Newton (``NewtonControl(direction="auto")``, MNLogit) take the sampled path:
+#: below them a full pass costs little more than a gradient pass (from the fit of a sample,
+#: MNLogit is faster there at any number of parameters: 1e6 x 10, K = 3: 0.65 s vs 0.90 s).
+#: IRLS with a canonical link starts later (``irls_sampled.CANONICAL_ROWS_FACTOR``).
+SAMPLED_MIN_ROWS = 100_000
+#: The warm start's limits: the largest share of the rows in the systematic sample whose exact
+#: fit starts a sampled fit. They differ because the two solvers start from different places
+#: (benchmarks/README.md, issue 14 round three, "Warm start or not"): IRLS starts from R's
+#: starting means, already close, so its sample fit pays only when small (1e6 rows, 2 %
+#: samples: 5-12 % faster at p = 10, 50; 4 % at p = 200 and 8-40 % at 1e5-5e5 rows: 4-90 %
+#: slower); Newton (MNLogit) starts from the level shares' intercepts, farther away, so a
+#: larger sample still saves passes (K = 3: 1e6 x 50 (2 %): 1.60 s vs 1.89 s; 1e6 x 200 (8 %):
+#: 11.7 s vs 14.9 s; 5e5 x 50 (4 %): 0.86 vs 0.98 s; 2e5 x 50 (10 %): even; 1e5 x 10 (20 %):
+#: 10 % slower).
+IRLS_WARM_MAX_FRACTION = 0.025
+#: See :data:`IRLS_WARM_MAX_FRACTION`: the limit for :func:`glmclass.solvers.newton.newton`.
+NEWTON_WARM_MAX_FRACTION = 0.1
 
 
 def sample_fraction(n_rows: int, n_params: int) -> float:

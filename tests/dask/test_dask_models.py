@@ -317,6 +317,7 @@ def test_large_fits_on_dask_equal_the_exact_in_memory_fit(model, monkeypatch):
     passes): they equal the in-memory exact fit to 1e-10, and the in-memory sampled fit to its
     tolerance (~1e-7 standard errors)."""
     from glmclass.solvers import irls_sampled, newton
+    from glmclass.solvers import sampled as S
 
     rng = np.random.default_rng(14)
     n, p = (150_000, 26) if model != "MNLogit" else (120_000, 12)
@@ -342,8 +343,7 @@ def test_large_fits_on_dask_equal_the_exact_in_memory_fit(model, monkeypatch):
         sampled = cls(y, X).fit()
     lazy = cls(da.from_array(y, chunks=30_000), da.from_array(X, chunks=(30_000, p))).fit()
     with monkeypatch.context() as m:  # the in-memory exact path: no sampling at any size
-        m.setattr(irls_sampled, "SAMPLED_MIN_ROWS", 10**12)
-        m.setattr(newton, "SAMPLED_MIN_ROWS", 10**12)
+        m.setattr(S, "SAMPLED_MIN_ROWS", 10**12)  # IRLS's and Newton's threshold
         exact = cls(y, X).fit()
     assert runs  # the in-memory fit did take the sampled path
     assert lazy.n_iter == exact.n_iter

@@ -11,7 +11,7 @@ from scipy import stats
 
 import glmclass as gc
 import glmclass.models.glm_problem as GB  # the problem makes the information passes
-import glmclass.solvers.irls_sampled as IS
+import glmclass.solvers.sampled as SM
 
 
 def _probit_data(n=6000, p=4, seed=5):
@@ -40,7 +40,7 @@ def test_newton_with_expected_information_gives_fisher_s_standard_errors(family)
 @pytest.fixture
 def large_n_path(monkeypatch):
     """The sampled large-N path from 1000 rows (the tests' data are small)."""
-    monkeypatch.setattr(IS, "SAMPLED_MIN_ROWS", 1000)
+    monkeypatch.setattr(SM, "SAMPLED_MIN_ROWS", 1000)
 
 
 def test_large_n_probit_standard_errors_come_from_the_final_pass(large_n_path, monkeypatch):
@@ -64,7 +64,7 @@ def test_large_n_probit_with_expected_information_and_fisher_s_quantities(large_
     observed, expected = model.fit(), model.fit(information="expected")
     assert expected._fit.information == "expected"
     robust = {cov: model.fit(cov_type=cov).bse for cov in ("HC0", "HC3")}
-    monkeypatch.setattr(IS, "SAMPLED_MIN_ROWS", 10**9)  # the exact IRLS path as reference
+    monkeypatch.setattr(SM, "SAMPLED_MIN_ROWS", 10**9)  # the exact IRLS path as reference
     ref_obs, ref_exp = model.fit(), model.fit(information="expected")
     assert ref_exp._fit.information == "expected"
     np.testing.assert_allclose(observed.bse, ref_obs.bse, rtol=1e-8)

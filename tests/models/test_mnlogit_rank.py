@@ -15,7 +15,7 @@ import pytest
 import glmclass as gc
 import glmclass.models.mnlogit as MN
 from glmclass.rows.blocks import ArrayBlocks
-from glmclass.solvers import newton as NW
+from glmclass.solvers import sampled as SM
 from glmclass.solvers.newton import multinomial_deviance
 
 
@@ -33,12 +33,12 @@ def _data(n=50_000, p=5, seed=3, K=3):
 def large(monkeypatch):
     """The large-N path (sampled Hessians, the fit before the rank decision) from 5000 rows;
     the row sample is 20 000 rows, so the designs here have 50 000."""
-    monkeypatch.setattr(NW, "SAMPLED_MIN_ROWS", 5000)
+    monkeypatch.setattr(SM, "SAMPLED_MIN_ROWS", 5000)
 
 
 def _exact(X, y, **kw):
     with pytest.MonkeyPatch.context() as m:  # the small-data path: X'FX decides first
-        m.setattr(NW, "SAMPLED_MIN_ROWS", 10**12)
+        m.setattr(SM, "SAMPLED_MIN_ROWS", 10**12)
         return gc.MNLogit(y, X, **kw).fit()
 
 

@@ -21,7 +21,8 @@ from glmclass import links as L
 from glmclass.rows.blocks import ArrayBlocks, block_rows, in_sample
 from glmclass.solvers import newton as NW
 from glmclass.solvers.irls import Control, Penalty, irls
-from glmclass.solvers.irls_sampled import CANONICAL_ROWS_FACTOR, SAMPLED_MIN_ROWS
+from glmclass.solvers.irls_sampled import CANONICAL_ROWS_FACTOR
+from glmclass.solvers.sampled import SAMPLED_MIN_ROWS
 
 
 def _data(n, p, seed, link="logit", scale=1.0):
@@ -137,8 +138,8 @@ def sampled_passes(monkeypatch):
 def warm_any_size(monkeypatch):
     """Start from a sample fit whatever share of the rows the sample is (the tests' data are
     small; at 1e6 rows the sample is 2-4 % of them)."""
-    monkeypatch.setattr("glmclass.solvers.irls_sampled.WARM_MAX_FRACTION", 1.0)
-    monkeypatch.setattr(NW, "WARM_MAX_FRACTION", 1.0)
+    monkeypatch.setattr(S, "IRLS_WARM_MAX_FRACTION", 1.0)
+    monkeypatch.setattr(S, "NEWTON_WARM_MAX_FRACTION", 1.0)
 
 
 def test_a_sample_missing_a_rare_column_falls_back_to_all_rows(sampled_passes, warm_any_size):
@@ -432,7 +433,7 @@ def test_the_final_pass_gives_the_observed_information_when_asked(monkeypatch, s
     passes use the observed information, so the Gram returned is the float64 observed
     information at the estimates, for standard errors without a further pass."""
     if warm:
-        monkeypatch.setattr("glmclass.solvers.irls_sampled.WARM_MAX_FRACTION", 1.0)
+        monkeypatch.setattr(S, "IRLS_WARM_MAX_FRACTION", 1.0)
     X, y = _data(40_000, 12, 21, "probit")
     ref, observed = plain_newton(X, y, "probit", information="observed")
     fam, blocks = F.Binomial(L.Probit()), ArrayBlocks(X, y)
