@@ -20,7 +20,8 @@ Models then read the parts through :class:`~glmclass.rows.dask.DaskBlocks`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 
 import dask
 import dask.array as da
@@ -29,8 +30,9 @@ import pandas as pd
 from dask import delayed
 
 from ..errors import DataWarning, warn_user
-from ..formula.incremental import PartitionDesign, learn_design
-from ..rows.dask import _literal
+from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
+from ..formula.spec import complete_rows
+from ..rows.dask import _literal, tree_reduce
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
@@ -82,8 +84,10 @@ def persist_budget(nbytes: float) -> bool:
 
 
 def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula, missing,
-            nbytes: float, exposure: bool = False) -> DaskModelData:
+            nbytes: float, exposure: bool = False, timings: dict | None = None
+            ) -> DaskModelData:
     """Persist (if it fits), compute the facts, and wrap the parts."""
+    t0 = time.perf_counter()
     parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
     drops = [delayed(_get, pure=True)(pd_, 1) for pd_ in parts_and_drops]
     persisted = persist_budget(nbytes)
@@ -91,6 +95,7 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
         parts = list(dask.persist(*parts))
     facts = merge_facts(list(dask.compute(
         *[delayed(part_facts, pure=True)(p, d) for p, d in zip(parts, drops, strict=True)])))
+    timings = {**(timings or {}), "facts_s": time.perf_counter() - t0}
     if sum(facts.lengths) == 0:
         raise ValueError("no complete rows: every row has a missing value in a used column")
     p = len(names)
@@ -109,7 +114,8 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
     return DaskModelData(exog, list(names), None, endog_name, DaskIndex(parts, facts),
                          arrays, recipe.spec() if recipe is not None else None,
                          facts.n_dropped, formula, icpt, None, parts=tuple(parts),
-                         facts=facts, recipe=recipe, persisted=persisted, exposure=exposure)
+                         facts=facts, recipe=recipe, persisted=persisted, exposure=exposure,
+                         timings=timings)
 
 
 def _check_counts(facts: DataFacts, name: str) -> None:
@@ -171,12 +177,16 @@ class DaskModelData(ModelData):
         The formula's per-partition design (formula path).
     persisted : bool
         Whether the parts are held in the cluster's memory.
+    timings : dict
+        Seconds the build took: ``design_s`` (learning the formula's design, in
+        ``design_passes`` passes), ``facts_s`` (building, persisting and checking the parts).
     """
 
     parts: tuple = ()
     facts: DataFacts | None = None
     recipe: PartitionDesign | None = None
     persisted: bool = False
+    timings: dict = field(default_factory=dict)
 
     partitioned = True
 
@@ -354,7 +364,6 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     from ..formula.design import check_formula
     from ..formula.namespace import formula_env
     from ..formula.parse import parse
-    from ..formula.spec import complete_rows
 
     columns = list(data.columns)
     extra, exclude, named_exposure = named_columns(arrays, columns)
@@ -365,24 +374,39 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     # refused before any reading; the columns both sides use (named offsets included)
     cols = check_formula(parse(formula, columns, extra, exclude), columns, eval_env)
     frame = data[cols] if cols else data
-    n_seen = []
+    t0 = time.perf_counter()
+    used = used_columns(formula, columns, extra, exclude)
+    witness = tree_reduce([delayed(_witness, pure=True)(f, used) for f in frame.to_delayed()],
+                          _merge_witnesses, Witness(used))
+    recipe = learn_design(formula, None, columns, eval_env, extra, exclude, witness=witness)
+    passes = 1
+    if recipe is None:  # a stateful transform (center(x)): patsy reads the pieces again
 
-    def pieces():
-        for i in range(frame.npartitions):
-            piece = frame.get_partition(i).compute()
-            # transforms and levels are learned on the rows the fit uses, as in memory
-            piece = piece[complete_rows(piece)]
-            if not n_seen:
-                n_seen.append(len(piece))
-            yield piece
+        def pieces():
+            for i in range(frame.npartitions):
+                piece = frame.get_partition(i).compute()
+                yield piece[complete_rows(piece)]
 
-    recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
+        recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
+        passes = 2
+    timings = {"design_s": time.perf_counter() - t0, "design_passes": passes}
     delayed_frames = frame.to_delayed()
     shared = _literal(recipe, "recipe")  # one node: sent once per worker, not per partition
     parts = [delayed(formula_part, pure=True)(f, shared, {k: v[i] for k, v in aligned.items()},
                                                missing)
              for i, f in enumerate(delayed_frames)]
     p = len(recipe.column_names)
-    nbytes = float(n_seen[0] if n_seen else 0) * frame.npartitions * (p + 4) * 8.0
+    nbytes = float(witness.rows) * (p + 4) * 8.0
     return _finish(parts, recipe.column_names, recipe.endog_name, recipe, formula, missing,
-                   nbytes, named_exposure or arrays.get("exposure") is not None)
+                   nbytes, named_exposure or arrays.get("exposure") is not None, timings)
+
+
+def _witness(piece: pd.DataFrame, used: list) -> Witness:
+    """The distinct values of one partition's complete rows (levels are learned on the rows
+    the fit uses, as in memory)."""
+    return Witness.of(piece[complete_rows(piece)], used)
+
+
+def _merge_witnesses(a: Witness, b: Witness) -> Witness:
+    """``a`` then ``b``, in a new Witness (a task's result is never changed in place)."""
+    return Witness(list(a.values)).merge(a).merge(b)

@@ -104,6 +104,44 @@ def _combine_many(job: tuple, parts: list):
     return acc
 
 
+def _combine_pair_list(combine: Callable, parts: list):
+    acc = EMPTY
+    for p in parts:
+        if p is EMPTY or isinstance(p, _Empty):
+            continue
+        acc = p if acc is EMPTY else combine(acc, p)
+    return acc
+
+
+def tree_reduce(nodes: Sequence[Delayed], combine: Callable[[T, T], T], zero: T,
+                split_every: int = SPLIT_EVERY) -> T:
+    """Merge the results of ``nodes`` (one per partition) with ``combine`` in a tree of fan-in
+    ``split_every``, in partition order, in one ``dask.compute``: only the partial results
+    travel, never rows.
+
+    Parameters
+    ----------
+    nodes : sequence of dask.delayed.Delayed
+    combine : callable
+        ``combine(a, b)``, associative; a node's result :data:`EMPTY` takes no part.
+    zero : object
+        Returned when there are no nodes (or every one is EMPTY).
+
+    Returns
+    -------
+    object
+    """
+    nodes = list(nodes)
+    job = _literal(combine, "combine")
+    while len(nodes) > 1:
+        nodes = [delayed(_combine_pair_list, pure=False)(job, nodes[i:i + split_every])
+                 for i in range(0, len(nodes), split_every)]
+    if not nodes:
+        return zero
+    (out,) = dask.compute(nodes[0])
+    return zero if isinstance(out, _Empty) else out
+
+
 def _map_part(fn: Callable, part: tuple, mask, view: View) -> np.ndarray:
     return partition_blocks(part, mask, view).map(fn)
 
