@@ -231,6 +231,7 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
             print(json.dumps(r), flush=True)
 
     ddf = dd.read_parquet(data)
+    ddf.partitions[0]["y"].sum().compute()  # warm up: workers import pandas, pyarrow, dask
     timed("dask read+sum used columns",
           lambda: dd.read_parquet(data, columns=used)[["y"] + IO_COLS].sum().compute())
     timed("dask g.value_counts",
