@@ -219,6 +219,7 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
         pids = [os.getpid()]
     used = ["y", "g"] + IO_COLS
     rows, meta = [], {"data": data, "workers": workers, "memory_limit": memory_limit,
+                      "glmclass": os.path.dirname(gc.__file__),
                       "persist": persist, "load1": os.getloadavg()[0]}
 
     def timed(what, fn):

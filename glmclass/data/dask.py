@@ -88,13 +88,14 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
             ) -> DaskModelData:
     """Persist (if it fits), compute the facts, and wrap the parts."""
     t0 = time.perf_counter()
-    parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
-    drops = [delayed(_get, pure=True)(pd_, 1) for pd_ in parts_and_drops]
     persisted = persist_budget(nbytes)
+    if persisted:  # each partition is read and built once, for the facts and the fits
+        parts_and_drops = list(dask.persist(*parts_and_drops))
+    parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
     if persisted:
         parts = list(dask.persist(*parts))
     facts = merge_facts(list(dask.compute(
-        *[delayed(part_facts, pure=True)(p, d) for p, d in zip(parts, drops, strict=True)])))
+        *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops])))
     timings = {**(timings or {}), "facts_s": time.perf_counter() - t0}
     if sum(facts.lengths) == 0:
         raise ValueError("no complete rows: every row has a missing value in a used column")
@@ -116,6 +117,10 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
                          facts.n_dropped, formula, icpt, None, parts=tuple(parts),
                          facts=facts, recipe=recipe, persisted=persisted, exposure=exposure,
                          timings=timings)
+
+
+def _facts_of(part_and_drops: tuple) -> tuple:
+    return part_facts(*part_and_drops)
 
 
 def _check_counts(facts: DataFacts, name: str) -> None:

@@ -78,38 +78,82 @@ def fast_design(fast: tuple, rows: pd.DataFrame) -> np.ndarray | None:
     -------
     ndarray of shape (len(rows), p) or None
     """
+    n = len(rows)
     width = sum(1 if t[0] != "cat" else t[3].shape[1] for t in fast)
-    x = np.empty((len(rows), width))
-    j = 0
-    for term in fast:
+    x = np.empty((n, width))
+    j, numeric = 0, []
+
+    def flush(j: int) -> int | None:
+        if not numeric:
+            return j
+        block = rows[numeric]
+        if not all(dt.kind in "iuf" for dt in block.dtypes):
+            return None
+        _fill(x, j, block.to_numpy(dtype=float))
+        j += len(numeric)
+        numeric.clear()
+        return j
+
+    for term in fast:  # runs of numeric columns are read as one block
+        if term[0] == "num":
+            numeric.append(term[1])
+            continue
+        j = flush(j)
+        if j is None:
+            return None
         if term[0] == "one":
             x[:, j] = 1.0
             j += 1
             continue
-        col = rows[term[1]]
-        if term[0] == "num":
-            if col.dtype.kind not in "iuf":
-                return None
-            x[:, j] = col.to_numpy(dtype=float)
-            j += 1
-            continue
-        _, _, levels, matrix = term
-        codes = _level_codes(col, levels)
+        codes = _level_codes(rows[term[1]], term[2])
         if codes is None:
             return None
-        x[:, j:j + matrix.shape[1]] = matrix[codes]
-        j += matrix.shape[1]
-    return x
+        _fill(x, j, np.take(term[3], codes, axis=0))
+        j += term[3].shape[1]
+    return x if flush(j) is not None else None
+
+
+#: Rows copied at a time into the row-major design (columns arrive column-major: a cache-sized
+#: transpose is ~2x faster than one over the whole partition).
+_CHUNK = 1024
+
+
+def _fill(x: np.ndarray, j: int, block: np.ndarray) -> None:
+    """``x[:, j:j + k] = block`` by chunks of rows."""
+    k = block.shape[1]
+    for a in range(0, x.shape[0], _CHUNK):
+        x[a:a + _CHUNK, j:j + k] = block[a:a + _CHUNK]
 
 
 def _level_codes(col: pd.Series, levels: tuple) -> np.ndarray | None:
-    """Each value's position in ``levels`` (None if one is not a level)."""
+    """Each value's position in ``levels`` (None if one is not a level). Strings are looked
+    up by Arrow's hash kernel (~20x pandas' on Arrow-backed strings)."""
     dt = col.dtype
     if isinstance(dt, pd.CategoricalDtype) and list(dt.categories) == list(levels):
         codes = col.cat.codes.to_numpy()
+    elif dt.kind in "OSU" and all(isinstance(v, str) for v in levels):
+        codes = _arrow_codes(col, levels)
+        if codes is None:
+            codes = pd.Index(list(levels), dtype=object).get_indexer(col.to_numpy(dtype=object))
     else:
         if isinstance(dt, pd.CategoricalDtype):
             col = col.astype(object)
-        codes = pd.Index(list(levels), dtype=object).get_indexer(col.to_numpy(dtype=object)
-                                                                 if dt.kind in "bO" else col)
+        codes = pd.Index(list(levels), dtype=object).get_indexer(
+            col.to_numpy(dtype=object) if dt.kind in "bO" else col)
     return None if (codes < 0).any() else codes
+
+
+def _arrow_codes(col: pd.Series, levels: tuple) -> np.ndarray | None:
+    """Codes of a column of strings by ``pyarrow.compute.index_in`` (None: not all strings,
+    or no pyarrow)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        values = pa.array(col.array, from_pandas=True)
+        if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
+            return None
+        found = pc.index_in(values, value_set=pa.array(list(levels), type=values.type))
+        return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.intp)
+    except (ImportError, TypeError, ValueError, NotImplementedError):
+        return None
