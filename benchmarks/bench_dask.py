@@ -242,25 +242,26 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
         return sum(dask.compute(*[dask.delayed(_xtx)(p) for p in parts]))
 
     timed("dask read+map_partitions X'X", xtx_pass)
-    with WorkerPeak(pids) as peak:
-        t0 = time.perf_counter()
-        model = gc.Logit.from_formula(IO_FORMULA, ddf)
-        t_build = time.perf_counter() - t0
-        timings = dict(getattr(model.data, "timings", {}) or {})
-        out = _Tee(echo=True)
-        t1 = time.perf_counter()
-        with contextlib.redirect_stdout(out):
-            res = model.fit(disp=True)
-        t_fit = time.perf_counter() - t1
-    its = _iterations(out.getvalue())
-    r = {"what": "io", "step": "glmclass", "build_s": t_build, "timings": timings,
-         "persisted": bool(getattr(model.data, "persisted", False)), "fit_s": t_fit,
-         "n_iter": int(res.n_iter), "iter_s": its, "peak_workers_rss": peak.total,
-         "peak_worker_rss": peak.single, "params": [float(v) for v in res.params],
-         "disp": out.getvalue(), **meta}
-    rows.append(r)
-    print(json.dumps(r), flush=True)
-    del model, res
+    for rep in range(repeats):
+        with WorkerPeak(pids) as peak:
+            t0 = time.perf_counter()
+            model = gc.Logit.from_formula(IO_FORMULA, ddf)
+            t_build = time.perf_counter() - t0
+            timings = dict(getattr(model.data, "timings", {}) or {})
+            out = _Tee(echo=True)
+            t1 = time.perf_counter()
+            with contextlib.redirect_stdout(out):
+                res = model.fit(disp=True)
+            t_fit = time.perf_counter() - t1
+        its = _iterations(out.getvalue())
+        r = {"what": "io", "step": "glmclass", "build_s": t_build, "timings": timings,
+             "persisted": bool(getattr(model.data, "persisted", False)), "fit_s": t_fit,
+             "n_iter": int(res.n_iter), "iter_s": its, "peak_workers_rss": peak.total,
+             "peak_worker_rss": peak.single, "params": [float(v) for v in res.params],
+             "disp": out.getvalue(), "repeat": rep, **meta}
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+        del model, res
     if client is not None:
         client.close()
         cluster.close()

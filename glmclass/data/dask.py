@@ -424,7 +424,8 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
 def _witness(piece: pd.DataFrame, used: list) -> Witness:
     """The distinct values of one partition's complete rows (levels are learned on the rows
     the fit uses, as in memory)."""
-    return Witness.of(piece[complete_rows(piece)], used)
+    keep = complete_rows(piece)
+    return Witness.of(piece if keep.all() else piece[keep], used)
 
 
 def _merge_witnesses(a: Witness, b: Witness) -> Witness:

@@ -44,6 +44,9 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 #: Distinct values remembered per numeric column (for numbers used as categories, ``C(x)``).
 MAX_NUMERIC_LEVELS = 1000
 
+#: Values kept of a numeric column with more than MAX_NUMERIC_LEVELS (it is a number).
+_FEW = 10
+
 _INFO_CACHE: dict[str, Any] = {}  # design rebuilt in a worker process, by recipe token
 
 
@@ -85,11 +88,11 @@ class Witness:
             valid = col.dropna() if col.hasnans else col
             if col.dtype.kind in "iuf" and isinstance(col.dtype, np.dtype):
                 # a continuous column shows it in its first rows: no hashing of the rest
-                head = pd.unique(valid.to_numpy()[:10 * MAX_NUMERIC_LEVELS])
+                head = pd.unique(valid.to_numpy()[:2 * MAX_NUMERIC_LEVELS])
                 vals = head if head.size >= MAX_NUMERIC_LEVELS else pd.unique(valid.to_numpy())
                 if vals.size >= MAX_NUMERIC_LEVELS:
                     out.truncated.add(c)
-                    vals = vals[:MAX_NUMERIC_LEVELS]
+                    vals = vals[:_FEW]
             else:
                 vals = pd.unique(valid)
             out.values[c] = dict.fromkeys(vals.tolist() if hasattr(vals, "tolist")
@@ -110,6 +113,8 @@ class Witness:
                     self.truncated.add(c)
                     break
                 mine.setdefault(v, None)
+            if c in self.truncated and len(mine) > _FEW:  # a number: a few values show it
+                self.values[c] = dict.fromkeys(list(mine)[:_FEW])
         return self
 
     def frame(self) -> pd.DataFrame:
