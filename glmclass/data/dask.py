@@ -32,7 +32,7 @@ from dask import delayed
 from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
 from ..formula.spec import complete_rows
-from ..rows.dask import _literal, tree_reduce
+from ..rows.dask import literal, tree_reduce
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
@@ -411,7 +411,7 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
         passes = 2
     timings = {"design_s": time.perf_counter() - t0, "design_passes": passes}
     delayed_frames = frame.to_delayed()
-    shared = _literal(recipe, "recipe")  # one node: sent once per worker, not per partition
+    shared = literal(recipe, "recipe")  # one node: sent once per worker, not per partition
     parts = [delayed(formula_part, pure=True)(f, shared, {k: v[i] for k, v in aligned.items()},
                                                missing)
              for i, f in enumerate(delayed_frames)]
