@@ -38,6 +38,7 @@ def data(frame) -> pd.DataFrame:
 FORMULAS = [
     "y ~ x + z + C(g)", "y ~ 0 + C(g) + x", "y ~ C(g, Sum) + x", "y ~ C(g, Treatment('c'))",
     "y ~ g + x", "y ~ C(n) + z", "y ~ flag + x", "y ~ cat + x", "y ~ C(s) + z", "y ~ s + n",
+    "y ~ C(b1) + C(b2, Sum) + x",
 ]
 
 
