@@ -284,7 +284,7 @@ class PartitionDesign:
         # rows with a missing value in a used column are left out before patsy sees them
         # (patsy's NA_action="drop" on a DataFrame result costs ~5x the matrix itself); NaN
         # that a transform makes (np.log(-1)) is dropped after, as patsy would
-        keep = ~pos[self.used].isna().to_numpy().any(axis=1) if self.used else np.ones(n, bool)
+        keep = _complete(pos, self.used)
         rows = pos if keep.all() else pos[keep]
         x = fast_design(self.fast, rows) if self.fast is not None else None
         if x is None and self.plain is not None:
@@ -351,6 +351,25 @@ class PartitionDesign:
         in-memory data (predictions on pandas DataFrames)."""
         return DesignSpec(self.formula, list(self.column_names), self.design_info(),
                           self.witness, offset_positions=tuple(self.offsets), rhs=self.rhs)
+
+
+def _complete(frame: pd.DataFrame, columns: list) -> np.ndarray:
+    """Rows without a missing value in ``columns`` (pandas' ``isna``), a column at a time with
+    no copy of the frame: NumPy integers and booleans cannot be missing, and a float column
+    whose sum is not NaN has none."""
+    keep = np.ones(len(frame), dtype=bool)
+    for c in columns:
+        col = frame[c]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iub":
+            continue
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind == "f":
+            values = col.to_numpy()
+            if not np.isnan(values.sum()):
+                continue
+            keep &= ~np.isnan(values)
+        else:
+            keep &= ~col.isna().to_numpy()
+    return keep
 
 
 def _formula_names(formula: str, env: patsy.EvalEnvironment) -> dict:
