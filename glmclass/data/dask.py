@@ -7,12 +7,19 @@ constructor) becomes a :class:`DaskModelData`: one lazy *part* per partition,
 weights and its one offset (``offset=`` + ``offset()`` terms + log(exposure)), and its row
 labels (:mod:`glmclass.data.parts`). Nothing of length N is ever held on the client:
 
-1. the formula's design is learned in one pass (:func:`glmclass.formula.incremental.
-   learn_design`; patsy reads no further than the formula needs);
-2. the parts are persisted in the cluster's memory when they fit (:func:`persist_budget`),
-   otherwise every pass re-reads and rebuilds them from the source;
-3. one pass of per-partition *facts* (rows kept and dropped, the response's values, column
-   checks, a fingerprint of the rows) is merged on the client into :class:`DataFacts`.
+1. the formula's design is learned in one pass where the partitions live: each returns a
+   :class:`~glmclass.formula.incremental.Witness` of its complete rows (the used columns'
+   distinct values), merged in a tree (:func:`~glmclass.rows.dask.tree_reduce`), from which
+   patsy learns the levels (:func:`~glmclass.formula.incremental.learn_design`); only a
+   stateful transform (``center(x)``) needs patsy over the rows, a second pass;
+2. every partition's design is built with NumPy when the formula allows
+   (:mod:`glmclass.formula.fast_design`), else with patsy; the parts are persisted in the
+   cluster's memory when they fit (:func:`persist_budget`), otherwise every pass re-reads
+   and rebuilds them from the source (the used columns only);
+3. the same pass gives per-partition *facts* (rows kept and dropped, the response's values,
+   column checks, a fingerprint of the rows), merged on the client into :class:`DataFacts`.
+
+The build's times are kept in ``DaskModelData.timings`` and printed by ``fit(disp=True)``.
 
 Models then read the parts through :class:`~glmclass.rows.dask.DaskBlocks`.
 """
