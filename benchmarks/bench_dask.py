@@ -16,6 +16,16 @@ fresh child process):
 ``memory --rows N``
     The same fit on the same rows read into pandas first (the in-memory baseline), and on
     ``dd.from_pandas`` of them (Dask on data already in memory): the overhead of Dask.
+``write-io --rows N --files F --out DIR``
+    The dataset of issue 24: 10 standard-normal x0..x9, a 0/1 y and a string column g of 5
+    levels, N rows in F Parquet files (one file's rows in memory at a time).
+``io --data DIR``
+    In one run (so the machine's load is shared alike): dask's own baselines (read + sum of
+    the used columns; ``g.value_counts()``; a ``map_partitions`` X'X of the numeric design,
+    read from Parquet each time) next to glmclass's model build (its design pass timed
+    apart), each fit pass, the total fit, and the peak memory of the workers (their RSS
+    sampled every 0.1 s). A LocalCluster of ``--workers`` processes, 1 thread each,
+    ``--memory-limit`` each; ``--workers 0``: the threaded scheduler in this process.
 ``run``
     The comparisons: writes the 1e6- and 1e7-row datasets if absent, runs ``memory`` on 1e6
     rows ``--repeats`` times in fresh child processes for OPENBLAS_NUM_THREADS=1 and 2, and
@@ -26,6 +36,8 @@ Example (what ``benchmarks/README.md`` reports)::
     python benchmarks/bench_dask.py write --rows 1000000 --out /work/bench/dask_1e6
     python benchmarks/bench_dask.py memory --data /work/bench/dask_1e6
     python benchmarks/bench_dask.py fit --data /work/bench/dask_1e6 --workers 2
+    python benchmarks/bench_dask.py write-io --rows 3e6 --files 30 --out /work/bench_io/n3e6
+    python benchmarks/bench_dask.py io --data /work/bench_io/n3e6 --workers 2
 """
 
 from __future__ import annotations
@@ -40,6 +52,9 @@ import time
 
 COLS = [f"x{j}" for j in range(1, 25)]
 FORMULA = "y ~ " + " + ".join(COLS)
+IO_COLS = [f"x{j}" for j in range(10)]
+IO_LEVELS = ["alpha", "beta", "gamma", "delta", "epsilon"]
+IO_FORMULA = "y ~ " + " + ".join(IO_COLS) + " + C(g)"
 
 
 def _rss_tree() -> int:
@@ -108,6 +123,149 @@ def write(rows: int, out: str, rows_per_file: int, seed: int, first_file: int = 
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     return {"what": "write", "rows": rows, "files": k - first_file, "bytes": size,
             "seconds": time.perf_counter() - t0}
+
+
+def write_io(rows: int, files: int, out: str, seed: int) -> dict:
+    """Issue 24's dataset: x0..x9, y (0/1), g (5 string levels); N rows in F files."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(out, exist_ok=True)
+    beta = 0.3 * np.array([(-1) ** j / np.sqrt(j + 1) for j in range(10)])
+    shift = np.linspace(-0.4, 0.4, len(IO_LEVELS))
+    t0, written = time.perf_counter(), 0
+    for k in range(files):
+        n = rows // files + (1 if k < rows % files else 0)
+        rng = np.random.default_rng([seed, k])
+        X = rng.standard_normal((n, 10))
+        g = rng.integers(0, len(IO_LEVELS), n)
+        eta = X @ beta - 0.5 + shift[g]
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-eta))).astype(np.int8)
+        table = pa.table({"y": y, **{c: X[:, j] for j, c in enumerate(IO_COLS)},
+                          "g": np.asarray(IO_LEVELS, dtype=object)[g]})
+        pq.write_table(table, os.path.join(out, f"part-{k:05d}.parquet"), row_group_size=n)
+        written += n
+        del X, g, eta, y, table
+    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    return {"what": "write-io", "rows": written, "files": files, "bytes": size,
+            "seconds": time.perf_counter() - t0}
+
+
+class WorkerPeak:
+    """Peak summed RSS of the given processes (the cluster's workers), sampled every ``dt``
+    s, and the peak of any one of them."""
+
+    def __init__(self, pids: list[int], dt: float = 0.1) -> None:
+        import psutil
+
+        self.procs = [psutil.Process(p) for p in pids]
+        self.dt, self.total, self.single, self._stop = dt, 0, 0, threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        rss = []
+        for p in self.procs:
+            try:
+                rss.append(p.memory_info().rss)
+            except Exception:  # noqa: BLE001 - a worker restarting
+                pass
+        self.total = max(self.total, sum(rss))
+        self.single = max([self.single] + rss)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.dt)
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
+        self._sample()
+
+
+def _xtx(df):
+    import numpy as np
+
+    X = np.column_stack([np.ones(len(df)), df[IO_COLS].to_numpy(dtype=float)])
+    return X.T @ X
+
+
+def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -> list[dict]:
+    """Dask's baselines and glmclass's build and fit passes, on the same cluster."""
+    import contextlib
+
+    import dask
+    import dask.dataframe as dd
+
+    import glmclass as gc
+    import glmclass.data.dask as D
+
+    D.PERSIST = persist
+    client = cluster = None
+    if workers:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit=memory_limit)
+        client = Client(cluster)
+        pids = list(client.run(os.getpid).values())
+    else:
+        dask.config.set(scheduler="threads")
+        pids = [os.getpid()]
+    used = ["y", "g"] + IO_COLS
+    rows, meta = [], {"data": data, "workers": workers, "memory_limit": memory_limit,
+                      "glmclass": os.path.dirname(gc.__file__),
+                      "persist": persist, "load1": os.getloadavg()[0]}
+
+    def timed(what, fn):
+        for rep in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            r = {"what": "io", "step": what, "seconds": time.perf_counter() - t0,
+                 "repeat": rep, **meta}
+            rows.append(r)
+            print(json.dumps(r), flush=True)
+
+    ddf = dd.read_parquet(data)
+    ddf.partitions[0]["y"].sum().compute()  # warm up: workers import pandas, pyarrow, dask
+    timed("dask read+sum used columns",
+          lambda: dd.read_parquet(data, columns=used)[["y"] + IO_COLS].sum().compute())
+    timed("dask g.value_counts",
+          lambda: dd.read_parquet(data, columns=["g"])["g"].value_counts().compute())
+    def xtx_pass():
+        parts = dd.read_parquet(data, columns=IO_COLS).to_delayed()
+        return sum(dask.compute(*[dask.delayed(_xtx)(p) for p in parts]))
+
+    timed("dask read+map_partitions X'X", xtx_pass)
+    for rep in range(repeats):
+        with WorkerPeak(pids) as peak:
+            t0 = time.perf_counter()
+            model = gc.Logit.from_formula(IO_FORMULA, ddf)
+            t_build = time.perf_counter() - t0
+            timings = dict(getattr(model.data, "timings", {}) or {})
+            out = _Tee(echo=True)
+            t1 = time.perf_counter()
+            with contextlib.redirect_stdout(out):
+                res = model.fit(disp=True)
+            t_fit = time.perf_counter() - t1
+        its = _iterations(out.getvalue())
+        r = {"what": "io", "step": "glmclass", "build_s": t_build, "timings": timings,
+             "persisted": bool(getattr(model.data, "persisted", False)), "fit_s": t_fit,
+             "n_iter": int(res.n_iter), "iter_s": its, "peak_workers_rss": peak.total,
+             "peak_worker_rss": peak.single, "params": [float(v) for v in res.params],
+             "disp": out.getvalue(), "repeat": rep, **meta}
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+        del model, res
+    if client is not None:
+        client.close()
+        cluster.close()
+    return rows
 
 
 def _iterations(text: str) -> list[float]:
@@ -270,6 +428,17 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--data", required=True)
     f.add_argument("--workers", type=int, default=0)
     f.add_argument("--persist", default="auto")
+    wi = sub.add_parser("write-io")
+    wi.add_argument("--rows", type=float, required=True)
+    wi.add_argument("--files", type=int, default=30)
+    wi.add_argument("--out", required=True)
+    wi.add_argument("--seed", type=int, default=20261127)
+    i = sub.add_parser("io")
+    i.add_argument("--data", required=True)
+    i.add_argument("--workers", type=int, default=2)
+    i.add_argument("--memory-limit", default="1.5GB")
+    i.add_argument("--persist", default="auto")
+    i.add_argument("--repeats", type=int, default=2)
     m = sub.add_parser("memory")
     m.add_argument("--data", required=True)
     r = sub.add_parser("run")
@@ -280,6 +449,10 @@ def main(argv: list[str] | None = None) -> None:
     if a.cmd == "write":
         print(json.dumps(write(int(a.rows), a.out, a.rows_per_file, a.seed, a.first_file)),
               flush=True)
+    elif a.cmd == "write-io":
+        print(json.dumps(write_io(int(a.rows), a.files, a.out, a.seed)), flush=True)
+    elif a.cmd == "io":
+        io(a.data, a.workers, a.memory_limit, a.persist, a.repeats)
     elif a.cmd == "fit":
         print(json.dumps(fit(a.data, a.workers, a.persist)), flush=True)
     elif a.cmd == "memory":

@@ -24,10 +24,15 @@ class IterationLog:
         Name of the objective in the header, e.g. ``"deviance"``.
     stream : file-like, optional
         Where to print (default ``sys.stdout`` at the time of each line).
+    preamble : str, optional
+        A line printed before the header (how the data were read, e.g. the design pass of
+        Dask data).
     """
 
-    def __init__(self, what: str = "deviance", stream: TextIO | None = None) -> None:
+    def __init__(self, what: str = "deviance", stream: TextIO | None = None,
+                 preamble: str | None = None) -> None:
         self.what = what
+        self.preamble = preamble
         self.stream = stream
         self.start = time.perf_counter()
         self.last: float | None = None
@@ -37,6 +42,8 @@ class IterationLog:
         change ``step`` and the number of step halvings."""
         out = self.stream or sys.stdout
         if self.last is None:
+            if self.preamble:
+                print(self.preamble, file=out, flush=True)
             print(f"{'iter':>4}  {self.what:>22}  {'rel. change':>11}  {'step':>10}  "
                   f"{'halvings':>8}  {'time (s)':>9}", file=out, flush=True)
         change = (abs(objective - self.last) / (abs(objective) + 0.1)

@@ -7,12 +7,19 @@ constructor) becomes a :class:`DaskModelData`: one lazy *part* per partition,
 weights and its one offset (``offset=`` + ``offset()`` terms + log(exposure)), and its row
 labels (:mod:`glmclass.data.parts`). Nothing of length N is ever held on the client:
 
-1. the formula's design is learned in one pass (:func:`glmclass.formula.incremental.
-   learn_design`; patsy reads no further than the formula needs);
-2. the parts are persisted in the cluster's memory when they fit (:func:`persist_budget`),
-   otherwise every pass re-reads and rebuilds them from the source;
-3. one pass of per-partition *facts* (rows kept and dropped, the response's values, column
-   checks, a fingerprint of the rows) is merged on the client into :class:`DataFacts`.
+1. the formula's design is learned in one pass where the partitions live: each returns a
+   :class:`~glmclass.formula.incremental.Witness` of its complete rows (the used columns'
+   distinct values), merged in a tree (:func:`~glmclass.rows.dask.tree_reduce`), from which
+   patsy learns the levels (:func:`~glmclass.formula.incremental.learn_design`); only a
+   stateful transform (``center(x)``) needs patsy over the rows, a second pass;
+2. every partition's design is built with NumPy when the formula allows
+   (:mod:`glmclass.formula.fast_design`), else with patsy; the parts are persisted in the
+   cluster's memory when they fit (:func:`persist_budget`), otherwise every pass re-reads
+   and rebuilds them from the source (the used columns only);
+3. the same pass gives per-partition *facts* (rows kept and dropped, the response's values,
+   column checks, a fingerprint of the rows), merged on the client into :class:`DataFacts`.
+
+The build's times are kept in ``DaskModelData.timings`` and printed by ``fit(disp=True)``.
 
 Models then read the parts through :class:`~glmclass.rows.dask.DaskBlocks`.
 """
@@ -21,7 +28,8 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 
 import dask
 import dask.array as da
@@ -30,9 +38,10 @@ import pandas as pd
 from dask import delayed
 
 from ..errors import DataWarning, warn_user
-from ..formula.incremental import PartitionDesign, learn_design
+from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
+from ..formula.spec import complete_rows
 from ..rows.blocks import add
-from ..rows.dask import _literal
+from ..rows.dask import literal, tree_reduce
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
@@ -85,15 +94,19 @@ def persist_budget(nbytes: float) -> bool:
 
 
 def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula, missing,
-            nbytes: float, exposure: bool = False, frame=None) -> DaskModelData:
+            nbytes: float, exposure: bool = False, timings: dict | None = None,
+            frame=None) -> DaskModelData:
     """Persist (if it fits), compute the facts, and wrap the parts."""
-    parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
-    drops = [delayed(_get, pure=True)(pd_, 1) for pd_ in parts_and_drops]
+    t0 = time.perf_counter()
     persisted = persist_budget(nbytes)
+    if persisted:  # each partition is read and built once, for the facts and the fits
+        parts_and_drops = list(dask.persist(*parts_and_drops))
+    parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
     if persisted:
         parts = list(dask.persist(*parts))
     facts = merge_facts(list(dask.compute(
-        *[delayed(part_facts, pure=True)(p, d) for p, d in zip(parts, drops, strict=True)])))
+        *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops])))
+    timings = {**(timings or {}), "facts_s": time.perf_counter() - t0}
     if sum(facts.lengths) == 0:
         raise ValueError("no complete rows: every row has a missing value in a used column")
     p = len(names)
@@ -112,7 +125,12 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
     return DaskModelData(exog, list(names), None, endog_name, DaskIndex(parts, facts),
                          arrays, recipe.spec() if recipe is not None else None,
                          facts.n_dropped, formula, icpt, None, frame=frame, parts=tuple(parts),
-                         facts=facts, recipe=recipe, persisted=persisted, exposure=exposure)
+                         facts=facts, recipe=recipe, persisted=persisted, exposure=exposure,
+                         timings=timings)
+
+
+def _facts_of(part_and_drops: tuple) -> tuple:
+    return part_facts(*part_and_drops)
 
 
 def _check_counts(facts: DataFacts, name: str) -> None:
@@ -174,12 +192,16 @@ class DaskModelData(ModelData):
         The formula's per-partition design (formula path).
     persisted : bool
         Whether the parts are held in the cluster's memory.
+    timings : dict
+        Seconds the build took: ``design_s`` (learning the formula's design, in
+        ``design_passes`` passes), ``facts_s`` (building, persisting and checking the parts).
     """
 
     parts: tuple = ()
     facts: DataFacts | None = None
     recipe: PartitionDesign | None = None
     persisted: bool = False
+    timings: dict = field(default_factory=dict)
 
     partitioned = True
 
@@ -190,6 +212,21 @@ class DaskModelData(ModelData):
     @property
     def lengths(self) -> tuple:
         return self.facts.lengths
+
+    def build_report(self) -> str | None:
+        """The build's passes and their times, e.g. ``design: 1 pass, 2.1 s; parts: built,
+        checked and persisted in 3.4 s``."""
+        if not self.timings:
+            return None
+        out = []
+        if "design_s" in self.timings:
+            n = self.timings.get("design_passes", 1)
+            out.append(f"design: {n} pass{'es' if n != 1 else ''}, "
+                       f"{self.timings['design_s']:.3f} s")
+        how = "persisted" if self.persisted else "not persisted: rebuilt every pass"
+        out.append(f"parts: built and checked in {self.timings.get('facts_s', 0.0):.3f} s "
+                   f"({how})")
+        return "; ".join(out)
 
     def without_intercept(self) -> DaskModelData:
         if self.intercept_index is None:
@@ -211,7 +248,7 @@ class DaskModelData(ModelData):
         if self.spec is not None and self.frame is None:
             raise ValueError("the rows of the fit's DataFrame are not available; refit")
         frames = self.frame.to_delayed() if self.spec is not None else [None] * len(self.parts)
-        job = _literal((fn, zero, rows), "rows")
+        job = literal((fn, zero, rows), "rows")
         out = dask.compute(*[delayed(fold_part, pure=False)(job, f, p)
                              for f, p in zip(frames, self.parts, strict=True)])
         return functools.reduce(add, out, zero)
@@ -367,7 +404,6 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     from ..formula.design import check_formula
     from ..formula.namespace import formula_env
     from ..formula.parse import parse
-    from ..formula.spec import complete_rows
 
     columns = list(data.columns)
     extra, exclude, named_exposure = named_columns(arrays, columns)
@@ -378,24 +414,41 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     # refused before any reading; the columns both sides use (named offsets included)
     cols = check_formula(parse(formula, columns, extra, exclude), columns, eval_env)
     frame = data[cols] if cols else data
-    n_seen = []
+    t0 = time.perf_counter()
+    used = used_columns(formula, columns, extra, exclude)
+    witness = tree_reduce([delayed(_witness, pure=True)(f, used) for f in frame.to_delayed()],
+                          _merge_witnesses, Witness(used))
+    recipe = learn_design(formula, None, columns, eval_env, extra, exclude, witness=witness)
+    passes = 1
+    if recipe is None:  # a stateful transform (center(x)): patsy reads the pieces again
 
-    def pieces():
-        for i in range(frame.npartitions):
-            piece = frame.get_partition(i).compute()
-            # transforms and levels are learned on the rows the fit uses, as in memory
-            piece = piece[complete_rows(piece)]
-            if not n_seen:
-                n_seen.append(len(piece))
-            yield piece
+        def pieces():
+            for i in range(frame.npartitions):
+                piece = frame.get_partition(i).compute()
+                yield piece[complete_rows(piece)]
 
-    recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
+        recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
+        passes = 2
+    timings = {"design_s": time.perf_counter() - t0, "design_passes": passes}
     delayed_frames = frame.to_delayed()
-    shared = _literal(recipe, "recipe")  # one node: sent once per worker, not per partition
+    shared = literal(recipe, "recipe")  # one node: sent once per worker, not per partition
     parts = [delayed(formula_part, pure=True)(f, shared, {k: v[i] for k, v in aligned.items()},
                                                missing)
              for i, f in enumerate(delayed_frames)]
     p = len(recipe.column_names)
-    nbytes = float(n_seen[0] if n_seen else 0) * frame.npartitions * (p + 4) * 8.0
+    nbytes = float(witness.rows) * (p + 4) * 8.0
     return _finish(parts, recipe.column_names, recipe.endog_name, recipe, formula, missing,
-                   nbytes, named_exposure or arrays.get("exposure") is not None, frame=data)
+                   nbytes, named_exposure or arrays.get("exposure") is not None, timings,
+                   frame=data)
+
+
+def _witness(piece: pd.DataFrame, used: list) -> Witness:
+    """The distinct values of one partition's complete rows (levels are learned on the rows
+    the fit uses, as in memory)."""
+    keep = complete_rows(piece)
+    return Witness.of(piece if keep.all() else piece[keep], used)
+
+
+def _merge_witnesses(a: Witness, b: Witness) -> Witness:
+    """``a`` then ``b``, in a new Witness (a task's result is never changed in place)."""
+    return Witness(list(a.values)).merge(a).merge(b)

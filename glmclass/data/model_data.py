@@ -153,6 +153,11 @@ class ModelData:
         names = tuple(self.exog_names)
         return names_index(names, tuple(map(type, names)))
 
+    def build_report(self) -> str | None:
+        """A line on how the data were read, for ``fit(disp=True)`` (None: nothing to say
+        about data held in memory)."""
+        return None
+
     def without_intercept(self) -> ModelData:
         """The same data with the intercept column removed from the design (and from the
         designs of new data)."""

@@ -33,6 +33,7 @@ from .design import (
     response,
     with_numpy,
 )
+from .fast_design import fast_columns, fast_design
 from .namespace import FormulaEnvironment, safe_namespace
 from .parse import ParsedFormula, names_in, parse, split_formula
 from .patsy_engine import offset_positions
@@ -43,28 +44,78 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 #: Distinct values remembered per numeric column (for numbers used as categories, ``C(x)``).
 MAX_NUMERIC_LEVELS = 1000
 
+#: Values kept of a numeric column with more than MAX_NUMERIC_LEVELS (it is a number).
+_FEW = 10
+
 _INFO_CACHE: dict[str, Any] = {}  # design rebuilt in a worker process, by recipe token
 
 
-class _Witness:
-    """Distinct non-missing values of the used columns, collected piece by piece."""
+class Witness:
+    """Distinct non-missing values of the used columns, collected piece by piece (or per piece
+    with :meth:`of` and merged with :meth:`merge`: a tree reduction over partitions).
+
+    Attributes
+    ----------
+    values : dict
+        Column -> {value: None}, in order of appearance.
+    dtypes : dict
+        Column -> the dtype of its first piece.
+    truncated : set
+        Numeric columns with more than :data:`MAX_NUMERIC_LEVELS` distinct values (only the
+        first are kept: enough for a number, too few for its levels).
+    rows : int
+        Rows seen.
+    """
 
     def __init__(self, columns: list) -> None:
-        self.values: dict = {c: {} for c in columns}  # column -> {value: None}, insertion order
+        self.values: dict = {c: {} for c in columns}
         self.dtypes: dict = {}
+        self.truncated: set = set()
+        self.rows = 0
 
     def see(self, frame: pd.DataFrame) -> None:
-        for c, seen in self.values.items():
+        """Add the values of ``frame`` (its complete rows)."""
+        self.merge(Witness.of(frame, list(self.values)))
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, columns: list) -> Witness:
+        """The witness of one piece (its complete rows)."""
+        out = cls(columns)
+        out.rows = len(frame)
+        for c in columns:
             col = frame[c]
-            self.dtypes.setdefault(c, col.dtype)
-            numeric = col.dtype.kind in "iuf"
-            if numeric and len(seen) >= MAX_NUMERIC_LEVELS:
-                continue
-            for v in pd.unique(col.dropna()):
-                if v not in seen:
-                    seen[v] = None
-                    if numeric and len(seen) >= MAX_NUMERIC_LEVELS:
-                        break
+            out.dtypes[c] = col.dtype
+            valid = col.dropna() if col.hasnans else col
+            if col.dtype.kind in "iuf" and isinstance(col.dtype, np.dtype):
+                # a continuous column shows it in its first rows: no hashing of the rest
+                head = pd.unique(valid.to_numpy()[:2 * MAX_NUMERIC_LEVELS])
+                vals = head if head.size >= MAX_NUMERIC_LEVELS else pd.unique(valid.to_numpy())
+                if vals.size >= MAX_NUMERIC_LEVELS:
+                    out.truncated.add(c)
+                    vals = vals[:_FEW]
+            else:
+                vals = pd.unique(valid)
+            out.values[c] = dict.fromkeys(vals.tolist() if hasattr(vals, "tolist")
+                                          else list(vals))
+        return out
+
+    def merge(self, other: Witness) -> Witness:
+        """Add ``other``'s values after this one's (in place; returns self)."""
+        self.rows += other.rows
+        self.truncated |= other.truncated
+        for c, seen in other.values.items():
+            mine = self.values.setdefault(c, {})
+            if c in other.dtypes:
+                self.dtypes.setdefault(c, other.dtypes[c])
+            numeric = self.dtypes.get(c) is not None and self.dtypes[c].kind in "iuf"
+            for v in seen:
+                if numeric and len(mine) >= MAX_NUMERIC_LEVELS:
+                    self.truncated.add(c)
+                    break
+                mine.setdefault(v, None)
+            if c in self.truncated and len(mine) > _FEW:  # a number: a few values show it
+                self.values[c] = dict.fromkeys(list(mine)[:_FEW])
+        return self
 
     def frame(self) -> pd.DataFrame:
         """Equal-length columns cycling through each column's values (at least one row)."""
@@ -122,6 +173,11 @@ class PartitionDesign:
     offsets : tuple of int
         Columns of patsy's matrix that are ``offset()`` terms: summed into the offset, not
         part of the design (as :func:`glmclass.formula.patsy_engine.learn_patsy`).
+    fast : tuple or None
+        When every term is the intercept, one numeric column, or one categorical column
+        (``g``, ``C(g)``, ``C(g, Sum)``) with known levels: per term ``("one",)``,
+        ``("num", column)`` or ``("cat", column, levels, contrast matrix)``, and the design
+        is built with NumPy (:func:`fast_columns`); else None (patsy builds it).
     """
 
     formula: str
@@ -134,6 +190,7 @@ class PartitionDesign:
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     parsed: ParsedFormula | None = field(default=None, repr=False)
     offsets: tuple = ()
+    fast: tuple | None = field(default=None, repr=False)
     _info: Any = field(default=None, repr=False, compare=False)
     _env: Any = field(default=None, repr=False, compare=False)
 
@@ -227,9 +284,11 @@ class PartitionDesign:
         # rows with a missing value in a used column are left out before patsy sees them
         # (patsy's NA_action="drop" on a DataFrame result costs ~5x the matrix itself); NaN
         # that a transform makes (np.log(-1)) is dropped after, as patsy would
-        keep = ~pos[self.used].isna().to_numpy().any(axis=1) if self.used else np.ones(n, bool)
+        keep = _complete(pos, self.used)
         rows = pos if keep.all() else pos[keep]
-        x = self._plain_design(rows) if self.plain is not None else None
+        x = fast_design(self.fast, rows) if self.fast is not None else None
+        if x is None and self.plain is not None:
+            x = self._plain_design(rows)
         if x is None:
             try:
                 (x,) = patsy.build_design_matrices([self.design_info()], rows,
@@ -294,6 +353,25 @@ class PartitionDesign:
                           self.witness, offset_positions=tuple(self.offsets), rhs=self.rhs)
 
 
+def _complete(frame: pd.DataFrame, columns: list) -> np.ndarray:
+    """Rows without a missing value in ``columns`` (pandas' ``isna``), a column at a time with
+    no copy of the frame: NumPy integers and booleans cannot be missing, and a float column
+    whose sum is not NaN has none."""
+    keep = np.ones(len(frame), dtype=bool)
+    for c in columns:
+        col = frame[c]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iub":
+            continue
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind == "f":
+            values = col.to_numpy()
+            if not np.isnan(values.sum()):
+                continue
+            keep &= ~np.isnan(values)
+        else:
+            keep &= ~col.isna().to_numpy()
+    return keep
+
+
 def _formula_names(formula: str, env: patsy.EvalEnvironment) -> dict:
     """The caller's names that the formula uses (functions, constants), except modules (numpy
     is always there) and what cannot be pickled: they travel with the recipe. Only names in
@@ -334,18 +412,28 @@ def _plain_columns(info, columns: list) -> list | None:
     return out if len(out) == len(info.column_names) else None
 
 
-def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
+def used_columns(formula: str, columns: list, extra_terms: tuple = (),
+                 exclude: tuple = ()) -> list:
+    """The data columns the right-hand side of ``formula`` reads, in the data's order."""
+    parsed = parse(formula, list(columns), tuple(extra_terms), tuple(exclude))
+    names = names_in(parsed.rhs_codes)
+    return [c for c in columns if str(c) in names]
+
+
+def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]] | None,
                  columns: list, eval_env: patsy.EvalEnvironment, extra_terms: tuple = (),
-                 exclude: tuple = ()) -> PartitionDesign:
+                 exclude: tuple = (), witness: Witness | None = None
+                 ) -> PartitionDesign | None:
     """Learn a formula's design over pieces of data with patsy's incremental builder.
 
     Parameters
     ----------
     formula : str
         ``"y ~ x1 + C(g) + center(x2)"``.
-    pieces : callable
+    pieces : callable or None
         ``pieces()`` returns an iterator over the pieces (pandas DataFrames with the used
         columns); patsy may call it more than once (nested stateful transforms) or stop early.
+        None when ``witness`` is given.
     columns : list
         The data's columns (to find the ones the formula uses).
     eval_env : patsy.EvalEnvironment
@@ -355,10 +443,22 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
         :func:`glmclass.formula.design.build_design`.
     exclude : tuple
         Columns that ``.`` leaves out besides the response's.
+    witness : Witness, optional
+        The distinct values of the used columns over all the data's complete rows, merged from
+        the partitions in one pass (:meth:`Witness.of`, :meth:`Witness.merge`): the levels are
+        learned from it alone, without reading the data again.
 
     Returns
     -------
-    PartitionDesign
+    PartitionDesign or None
+        None when ``witness`` is given but the formula has a stateful transform
+        (``center(x)``): its state needs the data themselves (call again with ``pieces``).
+
+    Raises
+    ------
+    ValueError
+        For a formula patsy refuses, a name that is not a column, or a numeric column with more
+        than :data:`MAX_NUMERIC_LEVELS` values used as a categorical.
     """
     lhs = split_formula(formula)[0]
     if not lhs:
@@ -366,14 +466,19 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
     probe = pd.DataFrame(columns=list(columns))
     parsed = parse(formula, list(columns), tuple(extra_terms), tuple(exclude))
     rhs = parsed.rhs
-    names = names_in(parsed.rhs_codes)
-    used = [c for c in columns if str(c) in names]
-    witness = _Witness(used)
+    used = used_columns(formula, columns, extra_terms, exclude)
+    if witness is not None:
+        frame = witness.frame()[used] if used else witness.frame()
 
-    def seen() -> Iterator[pd.DataFrame]:
-        for piece in pieces():
-            witness.see(piece)
-            yield piece
+        def seen() -> Iterator[pd.DataFrame]:
+            yield frame
+    else:
+        witness = Witness(used)
+
+        def seen() -> Iterator[pd.DataFrame]:
+            for piece in pieces():
+                witness.see(piece)
+                yield piece
 
     env = with_numpy(eval_env)
     try:
@@ -383,13 +488,34 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]],
     except NameError as exc:
         raise ValueError(f"the formula {formula!r} names something that is not a column of "
                          f"data: {exc}") from None
+    states = _transform_states(info)
+    if pieces is None and states:
+        return None
+    _check_truncated(info, witness, formula)
     offsets = offset_positions(info.term_name_slices)
     design = PartitionDesign(formula,
                              [n for j, n in enumerate(info.column_names) if j not in offsets],
-                             used, witness.frame(), _transform_states(info),
+                             used, witness.frame(), states,
                              _formula_names(rhs + " " + lhs, env),
                              None if offsets else _plain_columns(info, list(columns)),
-                             parsed=parsed, offsets=offsets)
+                             parsed=parsed, offsets=offsets,
+                             fast=None if offsets else fast_columns(info, list(columns)))
     design._info = info
     design._env = env
     return design
+
+
+def _check_truncated(info, witness: Witness, formula: str) -> None:
+    """A numeric column cut at :data:`MAX_NUMERIC_LEVELS` values cannot give a categorical's
+    levels: say so instead of building a design that misses some."""
+    if not witness.truncated:
+        return
+    for factor, fi in info.factor_infos.items():
+        if fi.type != "categorical":
+            continue
+        for c in witness.truncated:
+            if str(c) in names_in([factor.name()]):
+                raise ValueError(
+                    f"column {c!r} is used as a categorical in {formula!r} but has more than "
+                    f"{MAX_NUMERIC_LEVELS} distinct values: bin it first (pandas.cut) or use it "
+                    "as a number")

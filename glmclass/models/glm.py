@@ -119,7 +119,8 @@ class MLEGLM(GLMBase):
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           hessian="observed" if method == "newton" else "expected",
                           information=information,
-                          progress=IterationLog("deviance") if disp else None)
+                          progress=IterationLog("deviance", preamble=self.data.build_report())
+                          if disp else None)
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
         null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked

@@ -95,7 +95,10 @@ def _reduce_part(job: tuple, part: tuple, mask, view: View):
 
 
 def _combine_many(job: tuple, parts: list):
-    combine = job[2]
+    return _combine_pair_list(job[2], parts)
+
+
+def _combine_pair_list(combine: Callable, parts: list):
     acc = EMPTY
     for p in parts:
         if p is EMPTY or isinstance(p, _Empty):
@@ -104,14 +107,57 @@ def _combine_many(job: tuple, parts: list):
     return acc
 
 
+def tree_reduce(nodes: Sequence[Delayed], combine: Callable[[T, T], T], zero: T,
+                split_every: int = SPLIT_EVERY) -> T:
+    """Merge the results of ``nodes`` (one per partition) with ``combine`` in a tree of fan-in
+    ``split_every``, in partition order, in one ``dask.compute``: only the partial results
+    travel, never rows.
+
+    Parameters
+    ----------
+    nodes : sequence of dask.delayed.Delayed
+    combine : callable
+        ``combine(a, b)``, associative; a node's result :data:`EMPTY` takes no part.
+    zero : object
+        Returned when there are no nodes (or every one is EMPTY).
+
+    Returns
+    -------
+    object
+    """
+    nodes = list(nodes)
+    job = literal(combine, "combine")
+    while len(nodes) > 1:
+        nodes = [delayed(_combine_pair_list, pure=False)(job, nodes[i:i + split_every])
+                 for i in range(0, len(nodes), split_every)]
+    if not nodes:
+        return zero
+    (out,) = dask.compute(nodes[0])
+    return zero if isinstance(out, _Empty) else out
+
+
 def _map_part(fn: Callable, part: tuple, mask, view: View) -> np.ndarray:
     return partition_blocks(part, mask, view).map(fn)
 
 
-def _literal(obj: Any, what: str) -> Delayed:
+def literal(obj: Any, what: str) -> Delayed:
     """``obj`` as one node of the graph, referenced by every task (shipped once per worker,
-    not once per partition); a fresh name, so it is never hashed."""
+    not once per partition); a fresh name, so it is never hashed.
+
+    Parameters
+    ----------
+    obj : object
+        Picklable (a function, a recipe, a small array).
+    what : str
+        A word for the node's name (shown in Dask's dashboards).
+
+    Returns
+    -------
+    dask.delayed.Delayed
+    """
     return delayed(obj, traverse=False, name=f"glmclass-{what}-{uuid.uuid4().hex}")
+
+
 
 
 class DaskBlocks(RowBlocks):
@@ -176,7 +222,7 @@ class DaskBlocks(RowBlocks):
 
     def reduce(self, fn: Callable[[Block], T], zero: T,
                combine: Callable[[T, T], T] = add) -> T:
-        job = _literal((fn, zero, combine), "reduce")
+        job = literal((fn, zero, combine), "reduce")
         nodes = [delayed(_reduce_part, pure=False)(job, part, mask, self._view)
                  for part, mask in zip(self._parts, self._masks_or_none(), strict=True)]
         while len(nodes) > 1:
@@ -210,7 +256,7 @@ class DaskBlocks(RowBlocks):
         probe = self._probe(fn)
         if not self._parts:
             return probe
-        job = _literal(fn, "map")
+        job = literal(fn, "map")
         filtered = self._masks is not None or self._view.positive
         lengths = (np.nan,) * len(self._parts) if filtered else self._lengths
         chunks = [da.from_delayed(delayed(_map_part, pure=False)(job, part, mask, self._view),

@@ -100,3 +100,13 @@ def test_threaded_scheduler():
     ab, db, _ = _sources(chunks=(200,) * 5)
     with dask.config.set(scheduler="threads"):
         np.testing.assert_allclose(weighted_gram(db), weighted_gram(ab), rtol=1e-13)
+
+
+def test_tree_reduce_keeps_partition_order_and_skips_empty_partitions():
+    from glmclass.rows.dask import EMPTY, tree_reduce
+
+    nodes = [dask.delayed(lambda i: EMPTY if i % 5 == 2 else [i])(i) for i in range(23)]
+    out = tree_reduce(nodes, lambda a, b: a + b, [], split_every=3)
+    assert out == [i for i in range(23) if i % 5 != 2]
+    assert tree_reduce([], lambda a, b: a + b, "zero") == "zero"
+    assert tree_reduce(nodes[2:3], lambda a, b: a + b, "zero") == "zero"
