@@ -170,6 +170,20 @@ def check_weights(arrays: Mapping) -> None:
             raise ValueError(f"{key} are all zero: no row would take part in the fit")
 
 
+def check_weight_facts(arrays: Mapping) -> None:
+    """:func:`check_weights` from the merged facts of data not in memory
+    (:attr:`glmclass.data.parts.DataFacts.arrays`)."""
+    for key in ("freq_weights", "var_weights"):
+        a = arrays.get(key)
+        if a is None:
+            continue
+        if a.lo < 0 or a.nonfinite:
+            raise ValueError(f"{key} must be finite and non-negative; a row has "
+                             f"{a.lo if a.lo < 0 else 'a non-finite value'}")
+        if not a.positive:
+            raise ValueError(f"{key} are all zero: no row would take part in the fit")
+
+
 def _overrides_above() -> int:
     """How many ``from_formula`` overrides of model subclasses (each calling ``super()``) stand
     between :meth:`Model.from_formula` and the user's frame: the formula's names are the
@@ -259,12 +273,6 @@ class Model:
         self.data = data
         self._setup(data, **options)
         object.__setattr__(self, "_frozen", True)
-
-    def _results(self, cls: type) -> type:
-        """The results class to build: ``cls``, whichever data the model holds (its outputs
-        that read the rows go through the row source, :mod:`glmclass.results.dask`).
-        Kept so that the fits need not change; a fit may name its results class directly."""
-        return cls
 
     def _setup(self, data: ModelData, **options) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define _setup")

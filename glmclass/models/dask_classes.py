@@ -23,8 +23,8 @@ from ..data.dask import DaskModelData, lazy_column
 from ..data.response import encode, levels_of, multiclass_response
 from ..rows.blocks import Block
 from ..rows.dask import DaskBlocks
+from .base import check_weight_facts
 from .class_setup import earlier, first_not_binary, raise_not_binary, tidy_labels
-from .dask_glm import check_weight_facts
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,7 @@ class LDA(GenerativeBase):
         sph = self._sphere(sigma, m.means, "the pooled within-class covariance",
                            "" if intensity else ", or pass shrinkage= (e.g. 'ledoit-wolf')")
         prior = self._priors(m.counts)
-        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, cv)
+        return LDAResults(self, m, prior, sigma, sph, cov, intensity, cv)
 
     @staticmethod
     def _intensity(shrinkage) -> float:
@@ -275,7 +275,7 @@ class QDA(GenerativeBase):
             covs.append(s)
             sphs.append(self._sphere(s, m.means[j:j + 1], f"class {lev!r}", remedy))
         prior = self._priors(m.counts)
-        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, cv)
+        return QDAResults(self, m, prior, covs, sphs, cov, lam, gam, cv)
 
     def _check_sizes(self, counts: np.ndarray, dim: int, unbiased: bool, lam: float,
                      cv: bool) -> None:

@@ -106,7 +106,7 @@ class LeastSquaresClassifier(Model):
         LeastSquaresResults
         """
         fit = indicator_lstsq(self.row_source(), self.K)
-        return self._results(LeastSquaresResults)(self, fit)
+        return LeastSquaresResults(self, fit)
 
     def __repr__(self) -> str:
         return f"<LeastSquaresClassifier: {self.K} classes, nobs={self.exog.shape[0]}>"
@@ -214,7 +214,7 @@ class FisherDiscriminant(Model):
         _singular(within, names)
         sph = nd.Sphering.of(within)
         raw = nd.shared_solve(sph, diff[:, None])[:, 0]  # S_W^-1 (m2 - m1), no inverse
-        return self._results(FisherResults)(self, mom, raw, threshold)
+        return FisherResults(self, mom, raw, threshold)
 
     def __repr__(self) -> str:
         return f"<FisherDiscriminant: {self.levels[0]!r} vs {self.levels[1]!r}, " \

@@ -123,7 +123,7 @@ class MLEGLM(GLMBase):
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
         null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
-        results = self._results(GLMResults)(self, fit, null, method, information, cov)
+        results = GLMResults(self, fit, null, method, information, cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())

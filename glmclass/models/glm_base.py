@@ -34,12 +34,7 @@ class GLMBase(Model):
     problem: GLMProblem
 
     def _set_problem(self, data: ModelData, family: F.Family) -> None:
-        build = GLMProblem.build
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_glm import DaskGLMProblem
-
-            build = DaskGLMProblem.build
-        self.problem = build(data, family)
+        self.problem = GLMProblem.build(data, family)
 
     # --- read-only views ----------------------------------------------------------------------
     @property

@@ -228,7 +228,7 @@ class MNLogit(Model):
         else:
             fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
         null = self._null_deviance(control)
-        results = self._results(MNLogitResults)(self, fit, keep, null, method, information, cov)
+        results = MNLogitResults(self, fit, keep, null, method, information, cov)
         results.separation = self._separation(keep, blocks, results)
         self._warn(aliased, fit, results.separation, GF.LABELS.get(method, "Newton's method"))
         if cov.robust:

@@ -88,7 +88,7 @@ class BernoulliNB(GenerativeBase):
 
         counts, ones = self._blocks().reduce(one, (np.zeros(k), np.zeros((k, d))))
         theta = (ones + alpha) / (counts[:, None] + 2.0 * alpha)
-        return self._results(BernoulliNBResults)(self, counts, self._priors(counts), theta,
+        return BernoulliNBResults(self, counts, self._priors(counts), theta,
                                                  alpha)
 
 
@@ -159,7 +159,7 @@ class GaussianNB(GenerativeBase):
             eps = smoothing * float(np.var(self.exog, axis=0).max())
             variances = variances + eps
         self._check_variances(variances, m.means, smoothing > 0)
-        return self._results(GaussianNBResults)(self, m.counts, self._priors(m.counts), m.means,
+        return GaussianNBResults(self, m.counts, self._priors(m.counts), m.means,
                                                 variances, cov, smoothing, eps)
 
     def _check_variances(self, variances: np.ndarray, means: np.ndarray,

@@ -181,7 +181,7 @@ class Perceptron(Model):
                 f"the perceptron{which} did not converge in {self.max_epochs} epochs: fewest "
                 f"training errors seen {errs}; the data may not be linearly separable ({kept}, "
                 "or raise max_epochs)", ConvergenceWarning, stacklevel=2)
-        return self._results(PerceptronResults)(self, fits)
+        return PerceptronResults(self, fits)
 
     def __repr__(self) -> str:
         return f"<Perceptron: {len(self.levels)} classes, nobs={self.data.nrows}>"

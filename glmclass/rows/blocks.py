@@ -121,6 +121,10 @@ def _take(a: np.ndarray | None, at: np.ndarray) -> np.ndarray | None:
     return a.take(at, axis=0)
 
 
+def _positive(b: Block) -> np.ndarray:
+    return b.weights > 0
+
+
 class RowBlocks(ABC):
     """A source of rows ``(X, y, weights, offset)`` read block by block.
 
@@ -133,6 +137,10 @@ class RowBlocks(ABC):
     #: every pass re-reads storage or schedules a graph (Dask) says False: there fewer passes
     #: matter more, and exact IRLS iterates keep its fits equal to the in-memory exact fit.
     sample_hessians: bool = True
+    #: Whether the rows are NumPy arrays on this machine: :meth:`map` then returns an ndarray
+    #: and :meth:`stream` reads no storage. False for a source over partitions held elsewhere
+    #: (Dask), whose :meth:`map` returns a lazy array.
+    in_memory: bool = True
 
     @property
     @abstractmethod
@@ -222,6 +230,11 @@ class RowBlocks(ABC):
     @abstractmethod
     def intercept_only(self) -> RowBlocks:
         """The same rows (y, weights, offset) with a design of one column of ones."""
+
+    def positive_weights(self) -> RowBlocks:
+        """The rows of positive weight, in order (R's ``glm.fit`` leaves rows of weight 0
+        out of the fit): :meth:`take_rows` of the mask of one :meth:`map` pass."""
+        return self.take_rows(self.map(_positive))
 
     def subsample(self, n_rows: int) -> RowBlocks | None:
         """About ``n_rows`` of the rows, every k-th one, as a source in memory; None when the
