@@ -224,11 +224,11 @@ class DaskModelData(ModelData):
     # --- what the models ask of data not in memory (see ModelData.in_memory) -------------------
     in_memory = False
 
-    def encoded_rows(self, fn, *args, y_dtype=np.float64) -> DaskBlocks:
+    def encoded_rows(self, fn, *args, y_dtype=np.float64, persist: bool = True) -> DaskBlocks:
         """A row source over ``fn(part, *args) -> (X, y, weights, offset)`` per partition,
-        persisted in the cluster's memory when the data are."""
+        persisted in the cluster's memory when the data are (and ``persist``)."""
         parts = self.encoded(fn, *args)
-        if self.persisted:
+        if persist and self.persisted:
             parts = tuple(dask.persist(*parts))
         return DaskBlocks(parts, self.lengths, len(self.exog_names), y_dtype=y_dtype)
 

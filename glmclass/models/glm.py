@@ -159,15 +159,14 @@ class MLEGLM(GLMBase):
         directions = np.zeros(keep.size, dtype=int)
         cells = self.data.nrows * results.rank
         symptoms = bool(explode.any())
-        partitioned = getattr(self.data, "partitioned", False)
-        if (not symptoms and not partitioned and results.converged
+        if (not symptoms and self.data.in_memory and results.converged
                 and cells <= S.BINARY.probability_cells):
             pos = self.problem.positive_rows
             mu = fam.link.inverse(results._eta if pos is None else results._eta[pos])
             symptoms = S.BINARY.extreme(cells, mu)
         decision = S.BINARY.decide(cells, results.converged, symptoms)
         why = ""
-        if decision == "lp" and partitioned:
+        if decision == "lp" and not self.data.supports_exact_lp:
             decision, why = "apparent", S.DASK_WHY  # the LP needs X in memory
         if decision == "none":
             return S.Separation(False, "none", (), directions, names)

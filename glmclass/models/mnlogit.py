@@ -101,8 +101,8 @@ class MNLogit(Model):
         super().__init__(endog, exog, missing, ref=ref, freq_weights=freq_weights, offset=offset)
 
     def _setup(self, data: ModelData, ref=None) -> None:
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import mnlogit_rows
+        if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            from .class_parts import mnlogit_rows
 
             if data.exog.shape[1] == 0:
                 raise ValueError("the design has no columns: add an intercept or predictors "
@@ -115,7 +115,7 @@ class MNLogit(Model):
             self.freq_weights = found.freq_weights
             self.offset = found.offset
             self._level_totals = found.totals
-            self._dask_source = found.rows.source
+            self._rows_source = found.rows.source
             return
         check_finite(data)
         check_weights(data.arrays)
@@ -159,9 +159,8 @@ class MNLogit(Model):
         K - 1 times wider."""
         p = self.exog.shape[1] if keep is None else int(np.sum(keep))
         rows = block_rows((self.K - 1) * p) if objective else None
-        source = self.__dict__.get("_dask_source")
-        if source is not None:  # Dask partitions
-            source = source.with_rows(rows)
+        if not self.data.in_memory:  # the parts' rows, read in blocks of ``rows``
+            source = self._rows_source.with_rows(rows)
             return source if keep is None else source.take_columns(keep)
         X = self.exog
         if keep is not None and not keep.all():
@@ -294,8 +293,7 @@ class MNLogit(Model):
 
     def _null_deviance(self, control: NewtonControl) -> float:
         """Intercept-only fit (offset kept), as ``llnull``; without an intercept, eta = offset."""
-        in_memory = self.__dict__.get("_dask_source") is None
-        if self.has_intercept and in_memory and not np.any(self.offset):
+        if self.has_intercept and self.data.in_memory and not np.any(self.offset):
             # the intercept-only MLE fits the level shares: -2 sum_k t_k log(t_k / T), no passes
             t = self._level_totals
             return float(-2.0 * np.sum(t * np.log(t / t.sum())))
@@ -304,9 +302,8 @@ class MNLogit(Model):
             objective = multinomial_deviance(self._blocks(none, objective=True), self.K)
             return objective(np.zeros(0), False)[0]
         ones = self._blocks().intercept_only()
-        source = self.__dict__.get("_dask_source")
         rows = block_rows(self.K - 1)
-        ones = ones.with_rows(rows) if source is not None else ArrayBlocks(
+        ones = ones.with_rows(rows) if not self.data.in_memory else ArrayBlocks(
             constant(1.0, self.data.nrows)[:, None], self.codes, self.freq_weights,
             self.offset, rows=rows)
         objective = multinomial_deviance(ones, self.K)
@@ -327,7 +324,7 @@ class MNLogit(Model):
         symptoms = bool(explode.any())
         nonref = tuple(self._fit_levels[1:])
         why = ""
-        if "_dask_source" in self.__dict__:  # the LP and the probability check need X in memory
+        if not self.data.supports_exact_lp:  # the LP and the probability check need X
             decision, why = "apparent", S.DASK_WHY
         else:
             X = self.exog if keep.all() else self.exog[:, keep]

@@ -45,8 +45,8 @@ class BernoulliNB(GenerativeBase):
 
     def _setup(self, data: ModelData, prior=None) -> None:
         super()._setup(data, prior)
-        if getattr(data, "partitioned", False):  # rows in Dask partitions: one pass
-            from .dask_classes import check_binary_partitions
+        if not data.in_memory:  # rows not in memory: one pass
+            from .class_parts import check_binary_partitions
 
             check_binary_partitions(data, self.exog_names)
             return
