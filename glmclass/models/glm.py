@@ -307,7 +307,7 @@ class GLM(MLEGLM):
     McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed.
     """
 
-    _row_args = MLEGLM._row_args + ("exposure",)
+    row_args = MLEGLM.row_args + ("exposure",)
 
     def __init__(self, endog, exog, family: F.Family | None = None, offset=None,
                  freq_weights=None, var_weights=None, missing: str = "drop",

@@ -30,7 +30,7 @@ class GLMBase(Model):
     """Base of the models that hold a :class:`GLMProblem` (GLM, Logit, Probit, BayesGLM,
     BayesLogit): the read-only views of its data and the warnings every fit gives."""
 
-    _row_args = ("offset", "freq_weights", "var_weights")
+    row_args = ("offset", "freq_weights", "var_weights")
     problem: GLMProblem
 
     def _set_problem(self, data: ModelData, family: F.Family) -> None:

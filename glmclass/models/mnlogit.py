@@ -94,7 +94,7 @@ class MNLogit(Model):
     Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.4.
     """
 
-    _row_args = ("freq_weights", "offset")
+    row_args = ("freq_weights", "offset")
 
     def __init__(self, endog, exog, ref=None, freq_weights=None, offset=None,
                  missing: str = "drop") -> None:
@@ -151,9 +151,9 @@ class MNLogit(Model):
     def blocks(self, keep: np.ndarray | None = None) -> RowBlocks:
         """The rows (the ``keep`` columns of the design) with the response codes (0: the
         reference level) and the frequency weights, in memory or in Dask partitions."""
-        return self._blocks(keep)
+        return self.row_blocks(keep)
 
-    def _blocks(self, keep: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
+    def row_blocks(self, keep: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
         """Rows (the kept columns) with the codes as response and the frequency weights;
         ``objective``: blocks sized for the multinomial deviance, whose per-row temporaries are
         K - 1 times wider."""
@@ -219,7 +219,7 @@ class MNLogit(Model):
         else:
             aliased = self._aliased()
         keep = ~aliased
-        blocks = self._blocks(keep, objective=True)
+        blocks = self.row_blocks(keep, objective=True)
         if method in GD.METHODS:
             fit = GF.multinomial_fit(self, keep, self._start(keep), method, grad)
         elif trial is not None and keep.all():  # the fit on every column stands
@@ -237,7 +237,7 @@ class MNLogit(Model):
     def _aliased(self) -> np.ndarray:
         """R's aliasing rule on the frequency-weighted design (shifted when its column means
         are large): one pass for the Gram X'FX, and a QR only when that does not decide."""
-        rows = self._blocks()
+        rows = self.row_blocks()
         icpt, gram = self.data.intercept_index, weighted_gram(rows)
         shift = shift_from_gram(gram, icpt)  # large column means: decide on the shifted design
         if shift is not None:
@@ -255,12 +255,12 @@ class MNLogit(Model):
         bound_decides`); the sample check keeps a rank-deficient design from a fit on
         singular Hessians.
         """
-        rows = self._blocks()
+        rows = self.row_blocks()
         if (not rows.sample_hessians or rows.n_rows < NW.SAMPLED_MIN_ROWS
                 or not _sample_full_rank(rows, self.data.intercept_index)):
             return None
         everything = np.ones(self.exog.shape[1], dtype=bool)
-        objective = multinomial_deviance(self._blocks(everything, objective=True), self.K,
+        objective = multinomial_deviance(self.row_blocks(everything, objective=True), self.K,
                                          weight_range=True)
         try:
             fit = newton(objective, self._start(everything), control)
@@ -299,9 +299,9 @@ class MNLogit(Model):
             return float(-2.0 * np.sum(t * np.log(t / t.sum())))
         if not self.has_intercept:
             none = np.zeros(self.exog.shape[1], dtype=bool)
-            objective = multinomial_deviance(self._blocks(none, objective=True), self.K)
+            objective = multinomial_deviance(self.row_blocks(none, objective=True), self.K)
             return objective(np.zeros(0), False)[0]
-        ones = self._blocks().intercept_only()
+        ones = self.row_blocks().intercept_only()
         rows = block_rows(self.K - 1)
         ones = ones.with_rows(rows) if not self.data.in_memory else ArrayBlocks(
             constant(1.0, self.data.nrows)[:, None], self.codes, self.freq_weights,
