@@ -178,6 +178,9 @@ class FixedColumn(RowBlocks):
     def take_rows(self, mask: np.ndarray) -> RowBlocks:
         return self._like(self.source.take_rows(mask))
 
+    def with_rows(self, rows: int | None) -> RowBlocks:
+        return self._like(self.source.with_rows(rows))
+
     def intercept_only(self) -> RowBlocks:
         raise TypeError("intercept_only on a source with a held column: hold the column on "
                         "the intercept-only source instead")

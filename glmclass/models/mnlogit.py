@@ -301,11 +301,7 @@ class MNLogit(Model):
             none = np.zeros(self.exog.shape[1], dtype=bool)
             objective = multinomial_deviance(self.row_blocks(none, objective=True), self.K)
             return objective(np.zeros(0), False)[0]
-        ones = self.row_blocks().intercept_only()
-        rows = block_rows(self.K - 1)
-        ones = ones.with_rows(rows) if not self.data.in_memory else ArrayBlocks(
-            constant(1.0, self.data.nrows)[:, None], self.codes, self.freq_weights,
-            self.offset, rows=rows)
+        ones = self.row_blocks().intercept_only().with_rows(block_rows(self.K - 1))
         objective = multinomial_deviance(ones, self.K)
         return newton(objective, self._start(None), control).objective
 

@@ -231,6 +231,12 @@ class RowBlocks(ABC):
     def intercept_only(self) -> RowBlocks:
         """The same rows (y, weights, offset) with a design of one column of ones."""
 
+    def with_rows(self, rows: int | None) -> RowBlocks:
+        """The same rows read in blocks of ``rows`` rows (None: the source's default), e.g.
+        smaller blocks for a pass whose per-row temporaries are K times wider. The block size
+        changes no value of a pass; a source that sizes its blocks itself returns ``self``."""
+        return self
+
     def positive_weights(self) -> RowBlocks:
         """The rows of positive weight, in order (R's ``glm.fit`` leaves rows of weight 0
         out of the fit): :meth:`take_rows` of the mask of one :meth:`map` pass."""
@@ -385,6 +391,11 @@ class ArrayBlocks(RowBlocks):
     def intercept_only(self) -> RowBlocks:
         ones = np.broadcast_to(np.float64(1.0), (self._X.shape[0], 1))
         return self._derived(_X=ones, _cols=None)
+
+    def with_rows(self, rows: int | None) -> RowBlocks:
+        if rows is not None and int(rows) < 1:
+            raise ValueError(f"rows must be a positive number of rows per block, got {rows!r}")
+        return self._derived(_rows_given=None if rows is None else int(rows))
 
     def subsample(self, n_rows: int) -> RowBlocks | None:
         step = self.n_rows // max(int(n_rows), 1)
