@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .results.dask import partitioned, same_rows
+from .results.dask import same_rows
 from .summary import table_cells, text_table
 
 _COLUMNS = ["nobs", "df_model", "llf", "aic", "bic", "delta_bic", "bic_weight", "log_evidence",
@@ -127,7 +127,7 @@ def _response_key(res) -> str:
     """
     m = res.model
     values = m.data.endog
-    if partitioned(res):  # Dask: the response stays in the partitions
+    if not m.data.in_memory:  # the response stays where the rows are (Dask partitions)
         return hashlib.sha1(f"{m.data.endog_name}\0{res.rows_fingerprint}".encode()).hexdigest()
     if getattr(m, "levels", None) is not None:
         codes, _ = pd.factorize(np.asarray(values, dtype=object))
@@ -140,7 +140,8 @@ def _response_key(res) -> str:
 
 def _check_responses(results: list, names: list[str]) -> None:
     keys = [_response_key(r) for r in results]
-    if any(partitioned(r) for r in results):  # the rows are the same (checked): by column name
+    if not all(r.model.data.in_memory for r in results):  # the rows are the same (checked):
+        # by column name
         keys = [r.model.data.endog_name for r in results]
     if len(set(keys)) > 1:
         j = next(i for i, k in enumerate(keys) if k != keys[0])

@@ -364,3 +364,29 @@ def test_a_single_precision_gram_pass_differs_only_in_the_gram():
         assert isinstance(gathered, OneBlock)
         one = fused_pass(gathered, None, terms, coef=coef, shift=sh, gram_dtype=np.float32)
         np.testing.assert_allclose(one[1], g64, rtol=1e-5, atol=1e-6 * np.abs(g64).max())
+
+
+def test_with_rows_changes_the_blocks_not_the_values():
+    src = ArrayBlocks(X, Y, W, OFF).take_rows(W > 1.0)
+    small = src.with_rows(100)
+    assert all(r <= 100 for _, r in spans(small)) and len(spans(small)) > len(spans(src))
+    assert small.n_rows == src.n_rows and small.take_columns([0, 2]).n_cols == 2
+    np.testing.assert_allclose(weighted_gram(small, lambda b: b.weights),
+                               weighted_gram(src, lambda b: b.weights), rtol=1e-12)
+    assert spans(small.with_rows(None)) == spans(src)
+    ones = ArrayBlocks(X, Y, W, OFF).intercept_only().with_rows(10)
+    assert ones.n_cols == 1 and spans(ones)[1] == (10, 10)
+    with pytest.raises(ValueError, match="rows must be a positive number"):
+        src.with_rows(0)
+    one = src.gathered() if src.n_rows <= src.rows else OneBlock(next(src.stream()), src)
+    assert one.with_rows(3) is one  # one block: its size is its own
+
+
+def test_positive_weights_keeps_the_rows_of_positive_weight():
+    w = np.where(np.arange(N) % 3 == 0, 0.0, W)
+    src = ArrayBlocks(X, Y, w, OFF, rows=64)
+    kept = src.positive_weights()
+    assert kept.n_rows == int((w > 0).sum())
+    np.testing.assert_array_equal(kept.map(lambda b: b.X[:, 1]), X[w > 0, 1])
+    full = ArrayBlocks(X, Y, W, OFF)
+    assert full.positive_weights().n_rows == N

@@ -41,7 +41,7 @@ from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
 from ..formula.spec import complete_rows
 from ..rows.blocks import add
-from ..rows.dask import literal, tree_reduce
+from ..rows.dask import DaskBlocks, literal, tree_reduce
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
@@ -257,6 +257,41 @@ class DaskModelData(ModelData):
         """Parts ``(X, y, weights, offset)`` for a :class:`~glmclass.rows.dask.DaskBlocks`:
         ``fn(part, *args)`` per partition (run where the partition lives)."""
         return tuple(delayed(fn, pure=False)(p, *args) for p in self.parts)
+
+    # --- what the models ask of data not in memory (see ModelData.in_memory) -------------------
+    in_memory = False
+
+    def encoded_rows(self, fn, *args, y_dtype=np.float64, persist: bool = True) -> DaskBlocks:
+        """A row source over ``fn(part, *args) -> (X, y, weights, offset)`` per partition,
+        persisted in the cluster's memory when the data are (and ``persist``)."""
+        parts = self.encoded(fn, *args)
+        if persist and self.persisted:
+            parts = tuple(dask.persist(*parts))
+        return DaskBlocks(parts, self.lengths, len(self.exog_names), y_dtype=y_dtype)
+
+    def row_array(self, key: str, default: float) -> da.Array:
+        """The per-row array ``key`` (``"offset"``, ``"freq_weights"``, ``"var_weights"``)
+        as a lazy Dask array chunked like the partitions, or ``default`` on every row."""
+        if key in self.facts.arrays:
+            return lazy_column(self.parts, self.lengths, key, (), np.float64)
+        return da.full(self.nrows, default, chunks=(self.lengths,))
+
+    def sum_parts(self, fn, *args, along=None):
+        """The sum over partitions of ``fn(part, *args)``, or with ``along`` (a per-row
+        array, e.g. a lazy linear predictor) of ``fn(part, chunk, *args)`` with the chunk of
+        the partition's rows; one ``dask.compute``."""
+        if along is None:
+            tasks = [delayed(fn)(p, *args) for p in self.parts]
+        else:
+            filled = tuple(n for n in self.lengths if n)  # Dask drops empty chunks
+            if not isinstance(along, da.Array):
+                along = da.from_array(np.asarray(along), chunks=(filled,))
+            if along.chunks[0] != filled:
+                along = along.rechunk({0: filled})
+            chunks = iter(along.to_delayed().ravel())
+            tasks = [delayed(fn)(p, next(chunks), *args)
+                     for p, n in zip(self.parts, self.lengths, strict=True) if n]
+        return functools.reduce(add, dask.compute(*tasks))
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:

@@ -15,7 +15,7 @@ import math
 import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -139,6 +139,20 @@ class ModelData:
                          f"rows{dropped}")
     frame_columns: tuple | None = None
     exposure: bool = False
+
+    #: Whether the rows are NumPy arrays on this machine, which any pass may index, gather or
+    #: hand to an in-memory algorithm (the exact separation LP, a leave-one-out refit). Data
+    #: whose rows live elsewhere (:class:`glmclass.data.dask.DaskModelData`) say False and
+    #: offer their rows as parts instead: ``encoded_rows(fn, *args)`` (a row source over
+    #: ``fn(part, *args)``), ``row_array(key, default)`` (a lazy per-row array) and
+    #: ``sum_parts(fn, *args, along=None)`` (a sum over the parts, one pass).
+    in_memory: ClassVar[bool] = True
+
+    @property
+    def supports_exact_lp(self) -> bool:
+        """Whether the exact separation LP (:func:`glmclass.numerics.separation.
+        detect_separation`), which reads every row at once, can run on these rows."""
+        return self.in_memory
 
     @property
     def nrows(self) -> int:

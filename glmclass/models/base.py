@@ -170,6 +170,20 @@ def check_weights(arrays: Mapping) -> None:
             raise ValueError(f"{key} are all zero: no row would take part in the fit")
 
 
+def check_weight_facts(arrays: Mapping) -> None:
+    """:func:`check_weights` from the merged facts of data not in memory
+    (:attr:`glmclass.data.parts.DataFacts.arrays`)."""
+    for key in ("freq_weights", "var_weights"):
+        a = arrays.get(key)
+        if a is None:
+            continue
+        if a.lo < 0 or a.nonfinite:
+            raise ValueError(f"{key} must be finite and non-negative; a row has "
+                             f"{a.lo if a.lo < 0 else 'a non-finite value'}")
+        if not a.positive:
+            raise ValueError(f"{key} are all zero: no row would take part in the fit")
+
+
 def _overrides_above() -> int:
     """How many ``from_formula`` overrides of model subclasses (each calling ``super()``) stand
     between :meth:`Model.from_formula` and the user's frame: the formula's names are the
@@ -186,7 +200,7 @@ def _overrides_above() -> int:
 class Model:
     """Base class of every glmclass model.
 
-    Subclasses declare which constructor arguments are per-row arrays (``_row_args``: offsets
+    Subclasses declare which constructor arguments are per-row arrays (``row_args``: offsets
     and weights, aligned with the data's rows) and implement ``_setup(data, **options)``; their
     ``__init__`` only states the public signature and calls ``Model.__init__``. After
     ``_setup`` the model is frozen: assigning an attribute raises, so a fitted model can never
@@ -194,7 +208,7 @@ class Model:
     """
 
     #: Constructor arguments that are per-row arrays aligned with the data.
-    _row_args: ClassVar[tuple[str, ...]] = ()
+    row_args: ClassVar[tuple[str, ...]] = ()
     #: Whether a formula's intercept column is dropped (a constant is no feature of a
     #: generative classifier; ``C(g)`` still gets K - 1 indicators).
     _features_only: ClassVar[bool] = False
@@ -202,13 +216,13 @@ class Model:
     data: ModelData
 
     def __init__(self, endog, exog, missing: str = "drop", **options) -> None:
-        rows = {k: options.pop(k, None) for k in self._row_args}
+        rows = {k: options.pop(k, None) for k in self.row_args}
         if has_dask(endog, exog, *rows.values()):  # rows in the partitions of Dask collections
             from ..data.dask import from_dask_arrays
 
-            self._construct(from_dask_arrays(endog, exog, missing, **rows), options)
+            self.construct(from_dask_arrays(endog, exog, missing, **rows), options)
             return
-        self._construct(from_arrays(endog, exog, missing, **rows), options)
+        self.construct(from_arrays(endog, exog, missing, **rows), options)
 
     @classmethod
     def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = None,
@@ -239,32 +253,29 @@ class Model:
             arrays aligned with the rows of ``data``, scalars, or names of columns of ``data``.
         """
         env = capture_env(eval_env, 1 + _overrides_above())
-        rows = {k: options.pop(k, None) for k in cls._row_args}
+        rows = {k: options.pop(k, None) for k in cls.row_args}
         if is_dask(data):  # a Dask DataFrame: the design is built partition by partition
             from ..data.dask import from_dask_formula
 
             md = from_dask_formula(formula, data, missing, env, **rows)
         else:
             md = from_formula(formula, data, missing, env, engine, **rows)
-        if md.arrays.get("offset") is not None and "offset" not in cls._row_args:
+        if md.arrays.get("offset") is not None and "offset" not in cls.row_args:
             raise ValueError(f"{cls.__name__} has no offset: remove the offset() term from "
                              f"the formula {formula!r}")
         if cls._features_only:
             md = md.without_intercept()
         self = cls.__new__(cls)
-        self._construct(md, options)
+        self.construct(md, options)
         return self
 
-    def _construct(self, data: ModelData, options: dict) -> None:
+    def construct(self, data: ModelData, options: dict) -> None:
+        """Set the model up on ``data`` with its constructor ``options`` (``_setup``) and
+        freeze it; for a model made with ``cls.__new__(cls)`` from data another model holds
+        (e.g. :func:`glmclass.models.robust_link.robust_logit_profile`)."""
         self.data = data
         self._setup(data, **options)
         object.__setattr__(self, "_frozen", True)
-
-    def _results(self, cls: type) -> type:
-        """The results class to build: ``cls``, whichever data the model holds (its outputs
-        that read the rows go through the row source, :mod:`glmclass.results.dask`).
-        Kept so that the fits need not change; a fit may name its results class directly."""
-        return cls
 
     def _setup(self, data: ModelData, **options) -> None:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} does not define _setup")

@@ -178,7 +178,7 @@ class BayesBinary(GLMBase):
         self._warn_aliased(post.fit.aliased)
         self._warn_convergence(post.fit, "IRLS (posterior mode)")
         null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
-        return self._results(BayesGLMResults)(self, post, null, codes, group_names, opt,
+        return BayesGLMResults(self, post, null, codes, group_names, opt,
                                               information)
 
     def _groups(self, groups) -> tuple[np.ndarray, list]:

@@ -3,7 +3,7 @@ labels of a numeric response, the binary-feature check and the "no feature" mess
 
 One module that the classifier models (:mod:`.discriminant`, :mod:`.naive_bayes`,
 :mod:`.mnlogit`, :mod:`.discriminant_functions`, :mod:`.perceptron`) and their Dask set-up
-(:mod:`.dask_classes`) import, one way: it imports none of them, so they form no circle.
+(:mod:`.class_parts`) import, one way: it imports none of them, so they form no circle.
 """
 
 from __future__ import annotations

@@ -51,15 +51,15 @@ class GenerativeBase(Model):
         super().__init__(endog, exog, missing, prior=prior)
 
     def _setup(self, data: ModelData, prior=None) -> None:
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import multiclass_rows
+        if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            from .class_parts import multiclass_rows
 
             check_has_features(type(self).__name__, data.exog.shape[1])
             rows = multiclass_rows(data)
             self.endog = rows.codes
             self.levels = rows.levels
             self.prior = parse_prior(prior, rows.levels)
-            self._dask_source = rows.source
+            self._rows_source = rows.source
             return
         check_finite(data)
         check_has_features(type(self).__name__, data.exog.shape[1])
@@ -74,8 +74,9 @@ class GenerativeBase(Model):
 
     def _blocks(self) -> RowBlocks:
         """The features as a block source, with the class codes as the response."""
-        source = self.__dict__.get("_dask_source")  # Dask partitions
-        return source if source is not None else ArrayBlocks(self.exog, self.endog)
+        if not self.data.in_memory:
+            return self._rows_source
+        return ArrayBlocks(self.exog, self.endog)
 
     def _moments(self) -> nd.ClassMoments:
         return nd.class_moments(self._blocks(), len(self.levels))
@@ -184,7 +185,7 @@ class LDA(GenerativeBase):
         sph = self._sphere(sigma, m.means, "the pooled within-class covariance",
                            "" if intensity else ", or pass shrinkage= (e.g. 'ledoit-wolf')")
         prior = self._priors(m.counts)
-        return self._results(LDAResults)(self, m, prior, sigma, sph, cov, intensity, cv)
+        return LDAResults(self, m, prior, sigma, sph, cov, intensity, cv)
 
     @staticmethod
     def _intensity(shrinkage) -> float:
@@ -275,7 +276,7 @@ class QDA(GenerativeBase):
             covs.append(s)
             sphs.append(self._sphere(s, m.means[j:j + 1], f"class {lev!r}", remedy))
         prior = self._priors(m.counts)
-        return self._results(QDAResults)(self, m, prior, covs, sphs, cov, lam, gam, cv)
+        return QDAResults(self, m, prior, covs, sphs, cov, lam, gam, cv)
 
     def _check_sizes(self, counts: np.ndarray, dim: int, unbiased: bool, lam: float,
                      cv: bool) -> None:

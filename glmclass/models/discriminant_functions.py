@@ -61,11 +61,11 @@ class LeastSquaresClassifier(Model):
     def _setup(self, data: ModelData) -> None:
         if data.exog.shape[1] == 0:
             raise ValueError("the design has no columns: add an intercept or predictors")
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import multiclass_rows
+        if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            from .class_parts import multiclass_rows
 
             rows = multiclass_rows(data)
-            self.endog, self.levels, self._dask_source = rows.codes, rows.levels, rows.source
+            self.endog, self.levels, self._rows_source = rows.codes, rows.levels, rows.source
             return
         check_finite(data)
         codes, levels = multiclass_response(data.endog, data.endog_name)
@@ -79,8 +79,8 @@ class LeastSquaresClassifier(Model):
 
     def row_source(self) -> RowBlocks:
         """The design rows with the class codes as the response."""
-        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
-            return self._dask_source
+        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            return self._rows_source
         return ArrayBlocks(self.exog, self.endog)
 
     @property
@@ -106,7 +106,7 @@ class LeastSquaresClassifier(Model):
         LeastSquaresResults
         """
         fit = indicator_lstsq(self.row_source(), self.K)
-        return self._results(LeastSquaresResults)(self, fit)
+        return LeastSquaresResults(self, fit)
 
     def __repr__(self) -> str:
         return f"<LeastSquaresClassifier: {self.K} classes, nobs={self.exog.shape[0]}>"
@@ -152,12 +152,12 @@ class FisherDiscriminant(Model):
         name = data.endog_name
         if data.exog.shape[1] == 0:
             raise ValueError("FisherDiscriminant needs at least one feature; the design has none")
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import class_counts, multiclass_rows
+        if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            from .class_parts import class_counts, multiclass_rows
 
             rows = multiclass_rows(data)
             self._check_classes(rows.levels, name, lambda: class_counts(rows.source, 2))
-            self.endog, self.levels, self._dask_source = rows.codes, rows.levels, rows.source
+            self.endog, self.levels, self._rows_source = rows.codes, rows.levels, rows.source
             return
         check_finite(data)
         codes, levels = multiclass_response(data.endog, name)
@@ -187,8 +187,8 @@ class FisherDiscriminant(Model):
 
     def row_source(self) -> RowBlocks:
         """The features with the class codes as the response."""
-        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
-            return self._dask_source
+        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            return self._rows_source
         return ArrayBlocks(self.exog, self.endog)
 
     def fit(self, threshold: str = "midpoint") -> FisherResults:
@@ -214,7 +214,7 @@ class FisherDiscriminant(Model):
         _singular(within, names)
         sph = nd.Sphering.of(within)
         raw = nd.shared_solve(sph, diff[:, None])[:, 0]  # S_W^-1 (m2 - m1), no inverse
-        return self._results(FisherResults)(self, mom, raw, threshold)
+        return FisherResults(self, mom, raw, threshold)
 
     def __repr__(self) -> str:
         return f"<FisherDiscriminant: {self.levels[0]!r} vs {self.levels[1]!r}, " \

@@ -110,7 +110,7 @@ class FirthLogit(GLMBase):
         control = Control(maxiter=fc.maxiter, tol=fc.tol,
                           progress=IterationLog("penalised deviance") if disp else None)
         inner = Control(maxiter=max(100, fc.maxiter), tol=fc.tol)
-        if getattr(self.data, "partitioned", False):  # rows in Dask partitions: passes
+        if not self.data.in_memory:  # rows not in memory: passes over the parts
             rows = self.problem.fit_rows()
             aliased = aliased_design_columns(rows)
             keep = ~aliased
@@ -150,7 +150,7 @@ class FirthLogit(GLMBase):
         penalised likelihood-ratio tests: ``refit(start, control, free, intercept)`` ->
         :class:`~glmclass.solvers.firth.FirthFit` (in memory, or passes over Dask
         partitions)."""
-        if getattr(self.data, "partitioned", False):
+        if not self.data.in_memory:
             rows = self.problem.fit_rows().take_columns(keep)
 
             def refit(start, control, free, intercept) -> FirthFit:

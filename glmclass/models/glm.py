@@ -124,7 +124,7 @@ class MLEGLM(GLMBase):
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
         null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
-        results = self._results(GLMResults)(self, fit, null, method, information, cov)
+        results = GLMResults(self, fit, null, method, information, cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
@@ -160,15 +160,14 @@ class MLEGLM(GLMBase):
         directions = np.zeros(keep.size, dtype=int)
         cells = self.data.nrows * results.rank
         symptoms = bool(explode.any())
-        partitioned = getattr(self.data, "partitioned", False)
-        if (not symptoms and not partitioned and results.converged
+        if (not symptoms and self.data.in_memory and results.converged
                 and cells <= S.BINARY.probability_cells):
             pos = self.problem.positive_rows
             mu = fam.link.inverse(results._eta if pos is None else results._eta[pos])
             symptoms = S.BINARY.extreme(cells, mu)
         decision = S.BINARY.decide(cells, results.converged, symptoms)
         why = ""
-        if decision == "lp" and partitioned:
+        if decision == "lp" and not self.data.supports_exact_lp:
             decision, why = "apparent", S.DASK_WHY  # the LP needs X in memory
         if decision == "none":
             return S.Separation(False, "none", (), directions, names)
@@ -231,7 +230,7 @@ class MLEGLM(GLMBase):
         Learning*, §4.4.4.
         """
         return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
-                                   tol, start_params, self._results(RegularizedResults))
+                                   tol, start_params, RegularizedResults)
 
     def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
                             alpha_min_ratio: float | None = None, cv=None, seed=None,
@@ -309,7 +308,7 @@ class GLM(MLEGLM):
     McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed.
     """
 
-    _row_args = MLEGLM._row_args + ("exposure",)
+    row_args = MLEGLM.row_args + ("exposure",)
 
     def __init__(self, endog, exog, family: F.Family | None = None, offset=None,
                  freq_weights=None, var_weights=None, missing: str = "drop",

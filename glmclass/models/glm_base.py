@@ -30,16 +30,11 @@ class GLMBase(Model):
     """Base of the models that hold a :class:`GLMProblem` (GLM, Logit, Probit, BayesGLM,
     BayesLogit): the read-only views of its data and the warnings every fit gives."""
 
-    _row_args = ("offset", "freq_weights", "var_weights")
+    row_args = ("offset", "freq_weights", "var_weights")
     problem: GLMProblem
 
     def _set_problem(self, data: ModelData, family: F.Family) -> None:
-        build = GLMProblem.build
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_glm import DaskGLMProblem
-
-            build = DaskGLMProblem.build
-        self.problem = build(data, family)
+        self.problem = GLMProblem.build(data, family)
 
     # --- read-only views ----------------------------------------------------------------------
     @property

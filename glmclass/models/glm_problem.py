@@ -3,8 +3,11 @@ prior weights and the offset, validated once, with every pass the fits and resul
 its rows (IRLS, the null fit, the information, the log-likelihood, profile refits with a
 coefficient held, :class:`FixedColumn`).
 
-Kept apart from the model base (:mod:`glmclass.models.glm_base`) so that the problem over Dask
-partitions (:mod:`glmclass.models.dask_glm`) builds on it without an import circle.
+One class over any row source: on data in memory it holds the full-length arrays; on data
+whose rows live elsewhere (``data.in_memory`` False, e.g. Dask partitions) it holds the row
+source of the encoded parts that the data adapter gives (``data.encoded_rows``), the merged
+per-part sums of one pass (``data.sum_parts``) and lazy per-row arrays (``data.row_array``);
+every pass is then a reduce or map on that source. This module never imports Dask.
 
 References
 ----------
@@ -22,18 +25,74 @@ import numpy as np
 
 from .. import families as F
 from ..data.model_data import ModelData, check_finite
-from ..data.response import binomial_response, encode
+from ..data.response import binary_response, binomial_response, encode
 from ..rows.blocks import ArrayBlocks, Block, OneBlock, RowBlocks, block_rows, constant
 from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.irls import Control, IRLSFit, Penalty, irls
-from .base import check_weights
+from .base import check_weight_facts, check_weights
 
 __all__ = ["FixedColumn", "GLMProblem", "NullFit", "constant", "gram_applies", "held_block"]
 
 
 def _is_constant(a: np.ndarray) -> bool:
     # a broadcast view; NumPy gives an empty array stride 0 too, and it has no value to read
-    return a.strides == (0,) and a.shape[0] > 0
+    return isinstance(a, np.ndarray) and a.strides == (0,) and a.shape[0] > 0
+
+
+# --- per-part functions for data not in memory (plain NumPy, run where the part lives) -----------
+
+def _encode_y(y, levels) -> np.ndarray:
+    """A part's response on the family's scale: codes of the labels, or the numbers (0/1,
+    proportions, counts), as :func:`~glmclass.data.response.binary_response`."""
+    if levels is not None and getattr(y.dtype, "kind", "O") not in "iuf":
+        return encode(y, levels).astype(float)
+    return np.asarray(y, dtype=float)
+
+
+def _glm_part(part: tuple, levels) -> tuple:
+    """``(X, y, prior weights, offset)`` of one part ``(X, y, arrays, index)``."""
+    X, y, arrays, _ = part
+    f, v = arrays.get("freq_weights"), arrays.get("var_weights")
+    pw = f * v if f is not None and v is not None else (f if f is not None else v)
+    return (X, _encode_y(y, levels), pw, arrays.get("offset"))
+
+
+def _glm_stats(part: tuple, levels) -> np.ndarray:
+    """A part's sums: nobs, sum pw, sum pw y, rows with pw = 0, positive-weight rows with
+    y = 0 and with y = 1, positive-weight rows with 0 < y < 1."""
+    X, y, pw, _ = _glm_part(part, levels)
+    arrays = part[2]
+    n = X.shape[0]
+    w = np.ones(n) if pw is None else pw
+    f, v = arrays.get("freq_weights"), arrays.get("var_weights")
+    f = np.ones(n) if f is None else f
+    nobs = float(f.sum() if v is None else f[v > 0].sum())
+    pos = w > 0
+    yp = y[pos]
+    return np.array([nobs, float(w.sum()), float(w @ y), float((~pos).sum()),
+                     float((yp == 0).sum()), float((yp == 1).sum()),
+                     float(((yp > 0) & (yp < 1)).sum())])
+
+
+def _loglik_part(part: tuple, eta: np.ndarray, levels, family: F.Family,
+                 scale: float | None) -> float:
+    """A part's share of the log-likelihood, or (scale is None) of sum pw * deviance."""
+    _, y, pw, _ = _glm_part(part, levels)
+    arrays = part[2]
+    n = y.shape[0]
+    w = np.ones(n) if pw is None else pw
+    if scale is None:
+        return float(np.sum(w * family.unit_deviance(y, eta)))
+    v = arrays.get("var_weights")
+    f = arrays.get("freq_weights")
+    ll = family.loglik_obs(y, eta, np.ones(n) if v is None else v, scale)
+    f = np.ones(n) if f is None else f
+    with np.errstate(invalid="ignore"):
+        return float(np.sum(np.where(f > 0, f * ll, 0.0)))
+
+
+def _response(b: Block) -> np.ndarray:
+    return b.y
 
 
 @dataclass(frozen=True)
@@ -90,6 +149,7 @@ class FixedColumn(RowBlocks):
         self.source, self.j, self.b = source, int(j), float(b)
         self.others = np.asarray(others, dtype=np.intp)
         self.sample_hessians = source.sample_hessians
+        self.in_memory = source.in_memory
 
     @property
     def n_rows(self) -> int:
@@ -118,6 +178,9 @@ class FixedColumn(RowBlocks):
     def take_rows(self, mask: np.ndarray) -> RowBlocks:
         return self._like(self.source.take_rows(mask))
 
+    def with_rows(self, rows: int | None) -> RowBlocks:
+        return self._like(self.source.with_rows(rows))
+
     def intercept_only(self) -> RowBlocks:
         raise TypeError("intercept_only on a source with a held column: hold the column on "
                         "the intercept-only source instead")
@@ -131,6 +194,20 @@ class FixedColumn(RowBlocks):
         if isinstance(g, OneBlock):  # rows in memory in one block: hold the column once
             return OneBlock(held_block(g.block, self.j, self.b, self.others), self)
         return self._like(g)
+
+
+class _InformationWeights:
+    """The weights of the information X'WX at coefficients ``b`` on a block (picklable, for
+    the workers that hold rows not in memory)."""
+
+    def __init__(self, family: F.Family, b: np.ndarray, observed: bool) -> None:
+        self.family, self.b, self.observed = family, b, observed
+
+    def __call__(self, blk: Block) -> np.ndarray:
+        eta = blk.X @ self.b + blk.offset
+        if self.observed:
+            return blk.weights * self.family.observed_weights(blk.y, eta)
+        return blk.weights * self.family.working_weights(eta)
 
 
 def gram_applies(family: F.Family, observed: bool, gram: np.ndarray | None,
@@ -154,7 +231,14 @@ class GLMProblem:
         ``[failure, success]`` labels of a binary response; None for proportions and
         non-binomial families.
     offset, freq_weights, var_weights : ndarray of shape (n_obs,)
-        Read-only broadcast views (no memory per row) when not given.
+        Read-only broadcast views (no memory per row) when not given; lazy arrays chunked
+        like the parts when the data are not in memory.
+    rows : RowBlocks or None
+        The rows ``(X, y, prior weights, offset)`` as the data adapter holds them when the
+        data are not in memory (None in memory: :meth:`blocks` reads the arrays).
+    sums : ndarray of shape (7,) or None
+        With ``rows``: the merged per-part sums of one pass (nobs, sum pw, sum pw y,
+        zero-weight rows, positive-weight rows with y = 0, y = 1, 0 < y < 1).
     """
 
     data: ModelData
@@ -164,11 +248,15 @@ class GLMProblem:
     offset: np.ndarray
     freq_weights: np.ndarray
     var_weights: np.ndarray
+    rows: RowBlocks | None = None
+    sums: np.ndarray | None = None
 
     @classmethod
     def build(cls, data: ModelData, family: F.Family) -> GLMProblem:
         """Validate and encode: the response within the family's support, finite
         non-negative weights, a binomial response with both outcomes among positive weights."""
+        if not data.in_memory:
+            return cls._build_from_parts(data, family)
         check_finite(data)
         check_weights(data.arrays)
         if not isinstance(family, F.Family):
@@ -217,6 +305,50 @@ class GLMProblem:
                         "weight (a single class): there is nothing to classify")
         return self
 
+    @classmethod
+    def _build_from_parts(cls, data: ModelData, family: F.Family) -> GLMProblem:
+        """:meth:`build` for data not in memory: the checks read the merged facts (the
+        in-memory encoders read a small surrogate of the response, so levels and messages are
+        the same); the rows, sums and per-row arrays come from the data adapter."""
+        if not isinstance(family, F.Family):
+            raise TypeError(f"family must be a glmclass family, e.g. gc.families.Binomial(); "
+                            f"got {family!r}")
+        facts, name = data.facts, data.endog_name
+        check_weight_facts(facts.arrays)
+        surrogate = facts.response.surrogate()
+        if facts.response.counts:  # proportions of (successes, failures)
+            if not isinstance(family, F.Binomial):
+                raise ValueError(f"response {name!r} has two columns (successes, failures): "
+                                 "that is a binomial response; use the Binomial family")
+            y, levels = np.asarray(surrogate, dtype=float), None
+        elif isinstance(family, F.Binomial):
+            y, levels = binary_response(surrogate, name)
+        else:
+            levels = None
+            if facts.response.kind not in "iuf":
+                raise ValueError(f"response {name!r} must be numeric for the {family.name} "
+                                 "family")
+            y = np.asarray(surrogate, dtype=float)
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"response {name!r} has infinite values")
+        try:
+            family.check_endog(y)
+        except ValueError as exc:
+            raise ValueError(f"response {name!r}: {exc}") from None
+        rows = data.encoded_rows(_glm_part, levels)
+        sums = data.sum_parts(_glm_stats, levels)
+        self = cls(data, family, rows.map(_response), levels, data.row_array("offset", 0.0),
+                   data.row_array("freq_weights", 1.0), data.row_array("var_weights", 1.0),
+                   rows, sums)
+        if isinstance(family, F.Binomial):
+            total = sums[4] + sums[5] + sums[6]  # rows with positive weight
+            for count, outcome in ((sums[4], "failures"), (sums[5], "successes")):
+                if count == total:
+                    raise ValueError(
+                        f"response {name!r} has only {outcome} among the rows with positive "
+                        "weight (a single class): there is nothing to classify")
+        return self
+
     @property
     def exog(self) -> np.ndarray:
         return self.data.exog
@@ -247,6 +379,8 @@ class GLMProblem:
         """``freq_weights * var_weights``, R's prior weights (a broadcast view when both are
         the default ones; read-only either way, made once)."""
         f, v = self.freq_weights, self.var_weights
+        if self.rows is not None:  # lazy arrays: their lazy product
+            return f * v
         if _is_constant(f) and _is_constant(v) and f[0] == 1 and v[0] == 1:
             return constant(1.0, f.shape[0])
         pw = f * v
@@ -267,6 +401,8 @@ class GLMProblem:
     def nobs(self) -> float:
         """Observations counting frequency weights; rows with zero variance weight do not
         count."""
+        if self.sums is not None:
+            return float(self.sums[0])
         f, v = self.freq_weights, self.var_weights
         if _is_constant(v) and v[0] > 0:
             # the default weights of 1: their sum is the row count (exact, as f.sum() is)
@@ -276,6 +412,11 @@ class GLMProblem:
     def blocks(self, X: np.ndarray | None = None) -> RowBlocks:
         """The rows as a block source: design ``X`` (default the model's), the response, prior
         weights and offset."""
+        if self.rows is not None:
+            if X is not None:
+                raise TypeError("a GLMProblem over rows not in memory reads its own design: "
+                                "use blocks().take_columns or blocks().intercept_only")
+            return self.rows
         return ArrayBlocks(self.exog if X is None else X, self.endog, self.prior_weights,
                            self.offset)
 
@@ -292,7 +433,7 @@ class GLMProblem:
     def _one_block(self) -> bool:
         """Whether a block source over the design reads it as one block (a small float64
         design in memory): passes then need no source at all."""
-        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
+        if self.rows is not None:  # the rows are not in memory
             return False
         X = self.exog
         return (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
@@ -303,6 +444,9 @@ class GLMProblem:
         """IRLS on the rows with positive prior weight (as R's ``glm.fit``, rows of weight 0
         take no part in the fit: their eta may be anything, even where the family's weights are
         infinite)."""
+        if self.rows is not None:
+            rows = self.rows.intercept_only() if isinstance(X, str) else self.blocks(X)
+            return irls(self._positive(rows), self.family, start, control, penalty)
         blocks = self.blocks(X)
         pos = self.positive_rows
         intercept = self.data.intercept_index if X is None else None
@@ -311,8 +455,15 @@ class GLMProblem:
 
     def fit_rows(self) -> RowBlocks:
         """The rows IRLS fits: those with positive prior weight (as R's ``glm.fit``)."""
+        if self.rows is not None:
+            return self._positive(self.rows)
         pos = self.positive_rows
         return self.blocks() if pos is None else self.blocks().take_rows(pos)
+
+    def _positive(self, rows: RowBlocks) -> RowBlocks:
+        """``rows`` without their rows of weight 0 (from the sums: none to drop, or selected
+        inside each part)."""
+        return rows if self.sums[3] == 0 else rows.positive_weights()
 
     def held_fit(self, j: int, b: float, others: np.ndarray, control: Control,
                  start: np.ndarray | None = None) -> IRLSFit:
@@ -334,7 +485,10 @@ class GLMProblem:
         an intercept. With ``lazy``, an intercept found without iterating comes without its
         deviance (None: a pass over the rows that most fits never need, see
         :class:`NullFit`); an iterated one (with an offset) has it, so that an error of that
-        fit still surfaces in ``fit()``."""
+        fit still surfaces in ``fit()``. On rows not in memory the deviance is always
+        computed: one pass, made while the fit has the rows at hand."""
+        if self.sums is not None:
+            return self._null_fit_from_sums(control)
         if self.data.intercept_index is None:
             return NullFit(0.0, None if lazy else self.deviance_at(0.0))
         off = self.offset
@@ -349,6 +503,17 @@ class GLMProblem:
         fit = self.irls(control, X=ones)
         return NullFit(float(fit.coef[0]), float(fit.deviance))
 
+    def _null_fit_from_sums(self, control: Control) -> NullFit:
+        if self.data.intercept_index is None:
+            return NullFit(0.0, self.deviance_at(0.0))
+        off = self.data.facts.arrays.get("offset")
+        if off is None or not off.nonzero:
+            c = float(self.family.link.link(np.array([self.sums[2] / self.sums[1]]))[0])
+            if np.isfinite(c):
+                return NullFit(c, self.deviance_at(c))
+        fit = self.irls(control, X="intercept")
+        return NullFit(float(fit.coef[0]), float(fit.deviance))
+
     def deviance_at(self, intercept: float) -> float:
         """Deviance at eta = offset + intercept, over row blocks (no length-n temporary)."""
         fam = self.family
@@ -361,7 +526,7 @@ class GLMProblem:
 
         if self._one_block:  # the one block the source would read
             return dev(Block(self.exog, self.endog, self.prior_weights, self.offset, 0))
-        return self.blocks(constant(1.0, self.data.nrows)[:, None]).reduce(dev, 0.0)
+        return self.blocks().intercept_only().reduce(dev, 0.0)
 
     def column_scale(self, keep: np.ndarray) -> np.ndarray:
         """``max |x_j|`` of the kept columns (the scale of the separation symptoms)."""
@@ -372,7 +537,15 @@ class GLMProblem:
 
     def loglik(self, eta: np.ndarray, nobs: float) -> float:
         """Log-likelihood at ``eta`` (the Gaussian dispersion at its maximum-likelihood value,
-        as R's ``logLik``); rows of zero frequency weight count 0."""
+        as R's ``logLik``); rows of zero frequency weight count 0. On rows not in memory
+        ``eta`` is a per-row array chunked like the parts (the results' linear predictor):
+        one pass, two for an estimated dispersion."""
+        if self.rows is not None:
+            data, fam, lv = self.data, self.family, self.levels
+            scale = 1.0
+            if not fam.fixed_scale:
+                scale = float(data.sum_parts(_loglik_part, lv, fam, None, along=eta)) / nobs
+            return float(data.sum_parts(_loglik_part, lv, fam, scale, along=eta))
         fam, pw = self.family, self.prior_weights
         scale = 1.0
         if not fam.fixed_scale:
@@ -391,9 +564,14 @@ class GLMProblem:
         (p,), the information of the shifted design ``X - 1 shift'`` (see
         :func:`~glmclass.rows.gram.shift_from_gram`)."""
         fam = self.family
-        if gram_applies(fam, observed, gram, gram_information):
+        if (shift is None or self.rows is None) and gram_applies(fam, observed, gram,
+                                                                 gram_information):
             return gram[np.ix_(keep, keep)]
         b = coef[keep]
+        if self.rows is not None:
+            return weighted_gram(self.rows.take_columns(keep),
+                                 _InformationWeights(fam, b, observed),
+                                 None if shift is None else shift[keep])
         X = self.exog if keep.all() else self.exog[:, keep]
 
         def w(blk: Block) -> np.ndarray:

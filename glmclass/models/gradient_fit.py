@@ -141,7 +141,7 @@ def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
                     options: dict) -> MultinomialGradientFit:
     """Fit an :class:`~glmclass.MNLogit` on its kept columns (mask ``keep``) by a gradient
     method; the record carries the exact Hessian at the point reached (for the covariance)."""
-    blocks = positive_rows(model._blocks(keep, objective=True))
+    blocks = positive_rows(model.row_blocks(keep, objective=True))
     control = G.gradient_control(method, blocks.n_rows, **options)
     # Boehning's bound: the multinomial Hessian is below (I - 11'/K)/2 (x) X'WX
     run = G.minimise(G.multinomial_loss(model.K), blocks, start, control,

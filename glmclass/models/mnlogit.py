@@ -94,15 +94,15 @@ class MNLogit(Model):
     Bishop, C. M. (2006). *Pattern Recognition and Machine Learning*, §4.3.4.
     """
 
-    _row_args = ("freq_weights", "offset")
+    row_args = ("freq_weights", "offset")
 
     def __init__(self, endog, exog, ref=None, freq_weights=None, offset=None,
                  missing: str = "drop") -> None:
         super().__init__(endog, exog, missing, ref=ref, freq_weights=freq_weights, offset=offset)
 
     def _setup(self, data: ModelData, ref=None) -> None:
-        if getattr(data, "partitioned", False):  # rows in Dask partitions
-            from .dask_classes import mnlogit_rows
+        if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            from .class_parts import mnlogit_rows
 
             if data.exog.shape[1] == 0:
                 raise ValueError("the design has no columns: add an intercept or predictors "
@@ -115,7 +115,7 @@ class MNLogit(Model):
             self.freq_weights = found.freq_weights
             self.offset = found.offset
             self._level_totals = found.totals
-            self._dask_source = found.rows.source
+            self._rows_source = found.rows.source
             return
         check_finite(data)
         check_weights(data.arrays)
@@ -151,17 +151,16 @@ class MNLogit(Model):
     def blocks(self, keep: np.ndarray | None = None) -> RowBlocks:
         """The rows (the ``keep`` columns of the design) with the response codes (0: the
         reference level) and the frequency weights, in memory or in Dask partitions."""
-        return self._blocks(keep)
+        return self.row_blocks(keep)
 
-    def _blocks(self, keep: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
+    def row_blocks(self, keep: np.ndarray | None = None, objective: bool = False) -> RowBlocks:
         """Rows (the kept columns) with the codes as response and the frequency weights;
         ``objective``: blocks sized for the multinomial deviance, whose per-row temporaries are
         K - 1 times wider."""
         p = self.exog.shape[1] if keep is None else int(np.sum(keep))
         rows = block_rows((self.K - 1) * p) if objective else None
-        source = self.__dict__.get("_dask_source")
-        if source is not None:  # Dask partitions
-            source = source.with_rows(rows)
+        if not self.data.in_memory:  # the parts' rows, read in blocks of ``rows``
+            source = self._rows_source.with_rows(rows)
             return source if keep is None else source.take_columns(keep)
         X = self.exog
         if keep is not None and not keep.all():
@@ -220,7 +219,7 @@ class MNLogit(Model):
         else:
             aliased = self._aliased()
         keep = ~aliased
-        blocks = self._blocks(keep, objective=True)
+        blocks = self.row_blocks(keep, objective=True)
         if method in GD.METHODS:
             fit = GF.multinomial_fit(self, keep, self._start(keep), method, grad)
         elif trial is not None and keep.all():  # the fit on every column stands
@@ -228,7 +227,7 @@ class MNLogit(Model):
         else:
             fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
         null = self._null_deviance(control)
-        results = self._results(MNLogitResults)(self, fit, keep, null, method, information, cov)
+        results = MNLogitResults(self, fit, keep, null, method, information, cov)
         results.separation = self._separation(keep, blocks, results)
         self._warn(aliased, fit, results.separation, GF.LABELS.get(method, "Newton's method"))
         if cov.robust:
@@ -238,7 +237,7 @@ class MNLogit(Model):
     def _aliased(self) -> np.ndarray:
         """R's aliasing rule on the frequency-weighted design (shifted when its column means
         are large): one pass for the Gram X'FX, and a QR only when that does not decide."""
-        rows = self._blocks()
+        rows = self.row_blocks()
         icpt, gram = self.data.intercept_index, weighted_gram(rows)
         shift = shift_from_gram(gram, icpt)  # large column means: decide on the shifted design
         if shift is not None:
@@ -256,12 +255,12 @@ class MNLogit(Model):
         bound_decides`); the sample check keeps a rank-deficient design from a fit on
         singular Hessians.
         """
-        rows = self._blocks()
+        rows = self.row_blocks()
         if (not rows.sample_hessians or rows.n_rows < SM.SAMPLED_MIN_ROWS
                 or not _sample_full_rank(rows, self.data.intercept_index)):
             return None
         everything = np.ones(self.exog.shape[1], dtype=bool)
-        objective = multinomial_deviance(self._blocks(everything, objective=True), self.K,
+        objective = multinomial_deviance(self.row_blocks(everything, objective=True), self.K,
                                          weight_range=True)
         try:
             fit = newton(objective, self._start(everything), control)
@@ -294,21 +293,15 @@ class MNLogit(Model):
 
     def _null_deviance(self, control: NewtonControl) -> float:
         """Intercept-only fit (offset kept), as ``llnull``; without an intercept, eta = offset."""
-        in_memory = self.__dict__.get("_dask_source") is None
-        if self.has_intercept and in_memory and not np.any(self.offset):
+        if self.has_intercept and self.data.in_memory and not np.any(self.offset):
             # the intercept-only MLE fits the level shares: -2 sum_k t_k log(t_k / T), no passes
             t = self._level_totals
             return float(-2.0 * np.sum(t * np.log(t / t.sum())))
         if not self.has_intercept:
             none = np.zeros(self.exog.shape[1], dtype=bool)
-            objective = multinomial_deviance(self._blocks(none, objective=True), self.K)
+            objective = multinomial_deviance(self.row_blocks(none, objective=True), self.K)
             return objective(np.zeros(0), False)[0]
-        ones = self._blocks().intercept_only()
-        source = self.__dict__.get("_dask_source")
-        rows = block_rows(self.K - 1)
-        ones = ones.with_rows(rows) if source is not None else ArrayBlocks(
-            constant(1.0, self.data.nrows)[:, None], self.codes, self.freq_weights,
-            self.offset, rows=rows)
+        ones = self.row_blocks().intercept_only().with_rows(block_rows(self.K - 1))
         objective = multinomial_deviance(ones, self.K)
         return newton(objective, self._start(None), control).objective
 
@@ -327,7 +320,7 @@ class MNLogit(Model):
         symptoms = bool(explode.any())
         nonref = tuple(self._fit_levels[1:])
         why = ""
-        if "_dask_source" in self.__dict__:  # the LP and the probability check need X in memory
+        if not self.data.supports_exact_lp:  # the LP and the probability check need X
             decision, why = "apparent", S.DASK_WHY
         else:
             X = self.exog if keep.all() else self.exog[:, keep]
@@ -392,7 +385,7 @@ class MNLogit(Model):
         RegularizedMNLogitResults
         """
         return REG.fit_regularized(self, alpha, L1_wt, penalty_factor, standardize, maxiter,
-                                   tol, None, self._results(RegularizedMNLogitResults))
+                                   tol, None, RegularizedMNLogitResults)
 
     def regularization_path(self, n_alphas: int = 100, L1_wt: float = 1.0,
                             alpha_min_ratio: float | None = None, cv=None, seed=None,

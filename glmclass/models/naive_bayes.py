@@ -45,8 +45,8 @@ class BernoulliNB(GenerativeBase):
 
     def _setup(self, data: ModelData, prior=None) -> None:
         super()._setup(data, prior)
-        if getattr(data, "partitioned", False):  # rows in Dask partitions: one pass
-            from .dask_classes import check_binary_partitions
+        if not data.in_memory:  # rows not in memory: one pass
+            from .class_parts import check_binary_partitions
 
             check_binary_partitions(data, self.exog_names)
             return
@@ -88,7 +88,7 @@ class BernoulliNB(GenerativeBase):
 
         counts, ones = self._blocks().reduce(one, (np.zeros(k), np.zeros((k, d))))
         theta = (ones + alpha) / (counts[:, None] + 2.0 * alpha)
-        return self._results(BernoulliNBResults)(self, counts, self._priors(counts), theta,
+        return BernoulliNBResults(self, counts, self._priors(counts), theta,
                                                  alpha)
 
 
@@ -159,7 +159,7 @@ class GaussianNB(GenerativeBase):
             eps = smoothing * float(np.var(self.exog, axis=0).max())
             variances = variances + eps
         self._check_variances(variances, m.means, smoothing > 0)
-        return self._results(GaussianNBResults)(self, m.counts, self._priors(m.counts), m.means,
+        return GaussianNBResults(self, m.counts, self._priors(m.counts), m.means,
                                                 variances, cov, smoothing, eps)
 
     def _check_variances(self, variances: np.ndarray, means: np.ndarray,

@@ -102,8 +102,7 @@ class Perceptron(Model):
     def _setup(self, data: ModelData, learning_rate: float = 1.0, max_epochs: int = 1000,
                shuffle: bool = True, seed=None, pocket: bool = False,
                multiclass: str | None = None) -> None:
-        partitioned = getattr(data, "partitioned", False)  # rows in Dask partitions
-        if not partitioned:
+        if data.in_memory:
             check_finite(data)
         self.learning_rate = _check_rate(learning_rate)
         self.max_epochs = _check_epochs(max_epochs)
@@ -112,11 +111,11 @@ class Perceptron(Model):
         self.pocket = bool(check_option("pocket", pocket, (True, False)))
         self.multiclass = check_option("multiclass", multiclass, (None, "ovr", "ovo"))
         name = data.endog_name
-        if partitioned:
-            from .dask_classes import multiclass_rows
+        if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            from .class_parts import multiclass_rows
 
             rows = multiclass_rows(data)
-            codes, levels, self._dask_source = rows.codes, rows.levels, rows.source
+            codes, levels, self._rows_source = rows.codes, rows.levels, rows.source
         else:
             codes, levels = multiclass_response(data.endog, name)
         if len(levels) > 2 and multiclass is None:
@@ -135,8 +134,8 @@ class Perceptron(Model):
 
     def row_source(self) -> RowBlocks:
         """The design rows with the class codes as the response."""
-        if getattr(self.data, "partitioned", False):  # rows in Dask partitions
-            return self._dask_source
+        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            return self._rows_source
         return ArrayBlocks(self.exog, self.endog)
 
     def _tasks(self) -> list[tuple[str, RowBlocks, int]]:
@@ -181,7 +180,7 @@ class Perceptron(Model):
                 f"the perceptron{which} did not converge in {self.max_epochs} epochs: fewest "
                 f"training errors seen {errs}; the data may not be linearly separable ({kept}, "
                 "or raise max_epochs)", ConvergenceWarning, stacklevel=2)
-        return self._results(PerceptronResults)(self, fits)
+        return PerceptronResults(self, fits)
 
     def __repr__(self) -> str:
         return f"<Perceptron: {len(self.levels)} classes, nobs={self.data.nrows}>"

@@ -106,7 +106,7 @@ def _check_grid(eps) -> np.ndarray:
 def _robust_model(model: MLEGLM, eps: float) -> GLM:
     """A binomial GLM with the robust link on the model's data (offset and weights kept)."""
     out = GLM.__new__(GLM)
-    out._construct(model.data, {"family": F.Binomial(L.RobustLogit(eps))})
+    out.construct(model.data, {"family": F.Binomial(L.RobustLogit(eps))})
     return out
 
 
@@ -172,7 +172,7 @@ def _directions(model: MLEGLM, fits: list, direction) -> list[np.ndarray]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GlmclassWarning)
         plain = Logit.__new__(Logit)
-        plain._construct(model.data, {})
+        plain.construct(model.data, {})
         try:
             out.append(np.nan_to_num(plain.fit(on_separation="ignore").params.to_numpy()))
         except ValueError:

@@ -121,6 +121,10 @@ def _take(a: np.ndarray | None, at: np.ndarray) -> np.ndarray | None:
     return a.take(at, axis=0)
 
 
+def _positive(b: Block) -> np.ndarray:
+    return b.weights > 0
+
+
 class RowBlocks(ABC):
     """A source of rows ``(X, y, weights, offset)`` read block by block.
 
@@ -133,6 +137,10 @@ class RowBlocks(ABC):
     #: every pass re-reads storage or schedules a graph (Dask) says False: there fewer passes
     #: matter more, and exact IRLS iterates keep its fits equal to the in-memory exact fit.
     sample_hessians: bool = True
+    #: Whether the rows are NumPy arrays on this machine: :meth:`map` then returns an ndarray
+    #: and :meth:`stream` reads no storage. False for a source over partitions held elsewhere
+    #: (Dask), whose :meth:`map` returns a lazy array.
+    in_memory: bool = True
 
     @property
     @abstractmethod
@@ -222,6 +230,17 @@ class RowBlocks(ABC):
     @abstractmethod
     def intercept_only(self) -> RowBlocks:
         """The same rows (y, weights, offset) with a design of one column of ones."""
+
+    def with_rows(self, rows: int | None) -> RowBlocks:
+        """The same rows read in blocks of ``rows`` rows (None: the source's default), e.g.
+        smaller blocks for a pass whose per-row temporaries are K times wider. The block size
+        changes no value of a pass; a source that sizes its blocks itself returns ``self``."""
+        return self
+
+    def positive_weights(self) -> RowBlocks:
+        """The rows of positive weight, in order (R's ``glm.fit`` leaves rows of weight 0
+        out of the fit): :meth:`take_rows` of the mask of one :meth:`map` pass."""
+        return self.take_rows(self.map(_positive))
 
     def subsample(self, n_rows: int) -> RowBlocks | None:
         """About ``n_rows`` of the rows, every k-th one, as a source in memory; None when the
@@ -372,6 +391,11 @@ class ArrayBlocks(RowBlocks):
     def intercept_only(self) -> RowBlocks:
         ones = np.broadcast_to(np.float64(1.0), (self._X.shape[0], 1))
         return self._derived(_X=ones, _cols=None)
+
+    def with_rows(self, rows: int | None) -> RowBlocks:
+        if rows is not None and int(rows) < 1:
+            raise ValueError(f"rows must be a positive number of rows per block, got {rows!r}")
+        return self._derived(_rows_given=None if rows is None else int(rows))
 
     def subsample(self, n_rows: int) -> RowBlocks | None:
         step = self.n_rows // max(int(n_rows), 1)

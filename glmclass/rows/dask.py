@@ -184,6 +184,7 @@ class DaskBlocks(RowBlocks):
     """
 
     sample_hessians = False  # each pass is a graph over partitions: make few of them
+    in_memory = False  # the rows live in the partitions: take_rows/map give lazy arrays
 
 
     def __init__(self, parts: Sequence[Delayed], lengths: Sequence[int], n_cols: int,

@@ -1,48 +1,46 @@
-"""The classifiers' set-up on Dask partitions (MNLogit, LDA, QDA, naive Bayes, the
-discriminant functions, the perceptron).
+"""The classifiers' set-up on data whose rows are not in memory (``data.in_memory`` False,
+e.g. Dask partitions): MNLogit, LDA, QDA, naive Bayes, the discriminant functions, the
+perceptron.
 
 Each function does what the model's in-memory ``_setup`` does, with every full-length step a
-pass over a :class:`~glmclass.rows.dask.DaskBlocks`: the levels come from the merged response
-facts (the in-memory encoders read a small surrogate of the column, so labels and error
-messages are the same), per-level totals and feature checks are reductions, and the model
-reads its rows through a source of encoded parts ``(X, codes, weights, offset)``. The per-row
-arrays the models keep (codes, weights, offsets) are lazy Dask arrays chunked like the
-partitions. The functions return what they found; the model assigns it.
-
-This module imports the Dask adapter (so Dask) and is imported only for Dask data.
+pass over the row source of the data's encoded parts (``data.encoded_rows``): the levels come
+from the merged response facts (the in-memory encoders read a small surrogate of the column,
+so labels and error messages are the same), per-level totals and feature checks are
+reductions, and the model reads its rows through a source of encoded parts
+``(X, codes, weights, offset)``. The per-row arrays the models keep (codes, weights,
+offsets) are lazy arrays chunked like the parts (``data.row_array``, the source's ``map``).
+The functions return what they found; the model assigns it. This module never imports Dask.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..data.dask import DaskModelData, lazy_column
+from ..data.model_data import ModelData
 from ..data.response import encode, levels_of, multiclass_response
-from ..rows.blocks import Block
-from ..rows.dask import DaskBlocks
+from ..rows.blocks import Block, RowBlocks
+from .base import check_weight_facts
 from .class_setup import earlier, first_not_binary, raise_not_binary, tidy_labels
-from .dask_glm import check_weight_facts
 
 
 @dataclass(frozen=True)
 class ClassRows:
-    """A class response on Dask partitions.
+    """A class response on rows not in memory.
 
     Attributes
     ----------
-    source : DaskBlocks
+    source : RowBlocks
         Parts ``(X, codes, weights, offset)`` (weights and offset None unless asked for).
-    codes : dask.array.Array of int, shape (n_obs,)
-        Class codes, chunked like the partitions.
+    codes : lazy array of int, shape (n_obs,)
+        Class codes, chunked like the parts.
     levels : list
         Class labels in code order.
     """
 
-    source: DaskBlocks
+    source: RowBlocks
     codes: Any
     levels: list
 
@@ -56,24 +54,27 @@ def _coded(part: tuple, levels: list, with_arrays: bool) -> tuple:
     return (X, codes, arrays.get("freq_weights"), arrays.get("offset"))
 
 
+def _codes(b: Block) -> np.ndarray:
+    return b.y
+
+
 def _features(part: tuple) -> tuple:
     return (part[0], None, None, None)
 
 
-def class_rows(data: DaskModelData, levels: list, with_arrays: bool = False) -> ClassRows:
+def class_rows(data: ModelData, levels: list, with_arrays: bool = False) -> ClassRows:
     """The partitions' rows with the response coded against ``levels``."""
-    parts = data.encoded(_coded, levels, with_arrays)
-    source = DaskBlocks(parts, data.lengths, len(data.exog_names), y_dtype=np.intp)
-    return ClassRows(source, lazy_column(parts, data.lengths, 1, (), np.intp), list(levels))
+    source = data.encoded_rows(_coded, levels, with_arrays, y_dtype=np.intp, persist=False)
+    return ClassRows(source, source.map(_codes), list(levels))
 
 
-def multiclass_rows(data: DaskModelData, ref=None) -> ClassRows:
+def multiclass_rows(data: ModelData, ref=None) -> ClassRows:
     """:func:`~glmclass.data.response.multiclass_response` of the partitions' response."""
     _, levels = multiclass_response(data.facts.response.surrogate(), data.endog_name, ref)
     return class_rows(data, levels)
 
 
-def class_counts(source: DaskBlocks, k: int, weighted: bool = False) -> np.ndarray:
+def class_counts(source: RowBlocks, k: int, weighted: bool = False) -> np.ndarray:
     """Rows (or frequency weights, ``weighted``) per class code, one pass."""
 
     def one(b: Block) -> np.ndarray:
@@ -83,23 +84,9 @@ def class_counts(source: DaskBlocks, k: int, weighted: bool = False) -> np.ndarr
     return source.reduce(one, np.zeros(k))
 
 
-def lazy_array(data: DaskModelData, key: str, default: float):
-    """A per-row array of the data (``"freq_weights"``, ``"offset"``) as a lazy Dask array,
-    or ``default`` on every row when none was given."""
-    if key in data.facts.arrays:
-        return lazy_column(data.parts, data.lengths, key, (), np.float64)
-    ones = DaskBlocks(data.encoded(_features), data.lengths, len(data.exog_names))
-    return ones.map(partial(_filled, default))
-
-
-def _filled(value: float, b: Block) -> np.ndarray:
-    """``value`` on every row of a block (a module function: the lazy array pickles)."""
-    return np.full(b.X.shape[0], value)
-
-
 @dataclass(frozen=True)
 class MultinomialRows:
-    """What :meth:`MNLogit._setup` finds on Dask partitions."""
+    """What :meth:`MNLogit._setup` finds on rows not in memory."""
 
     rows: ClassRows
     levels: list
@@ -109,9 +96,9 @@ class MultinomialRows:
     offset: Any
 
 
-def mnlogit_rows(data: DaskModelData, ref) -> MultinomialRows:
-    """:meth:`MNLogit._setup` on Dask data: levels (reference first), per-level totals of the
-    frequency weights (one pass), the lazy per-row arrays.
+def mnlogit_rows(data: ModelData, ref) -> MultinomialRows:
+    """:meth:`MNLogit._setup` on data not in memory: levels (reference first), per-level
+    totals of the frequency weights (one pass), the lazy per-row arrays.
 
     Raises
     ------
@@ -130,14 +117,14 @@ def mnlogit_rows(data: DaskModelData, ref) -> MultinomialRows:
         raise ValueError(f"level {lv!r} of {name!r} has zero total frequency weight: drop "
                          "the level (or its rows) before fitting")
     return MultinomialRows(rows, tidy_labels(list(natural)), tidy_labels(list(fit_levels)),
-                           totals, lazy_array(data, "freq_weights", 1.0),
-                           lazy_array(data, "offset", 0.0))
+                           totals, data.row_array("freq_weights", 1.0),
+                           data.row_array("offset", 0.0))
 
 
-def check_binary_partitions(data: DaskModelData, names: list) -> None:
+def check_binary_partitions(data: ModelData, names: list) -> None:
     """:func:`~glmclass.models.class_setup.check_binary` over the partitions (one pass): the
     same message as in memory, naming the first non-binary column and its first such value."""
-    source = DaskBlocks(data.encoded(_features), data.lengths, len(names))
+    source = data.encoded_rows(_features, persist=False)
     first = source.reduce(lambda b: first_not_binary(b.X), np.full(len(names), np.nan),
                           earlier)
     raise_not_binary(first, names)
