@@ -122,6 +122,11 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
             return None
         return cov
 
+    @property
+    def solver_inverse(self) -> np.ndarray | None:
+        """The inverse Fisher information on the kept columns (:attr:`bread`)."""
+        return self.bread
+
     @cached_property
     def cov_values(self) -> np.ndarray:
         """The inverse Fisher information at the estimate, NaN for aliased columns."""
@@ -138,12 +143,6 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
         """Covariance of the estimates, the inverse Fisher information at the estimate (a
         copy)."""
         return self._cov.copy()
-
-    def raw_bse(self) -> np.ndarray:
-        """Standard errors on the kept columns (inf where the information is singular)."""
-        if self.bread is None:
-            return np.full(self.rank, np.inf)
-        return np.sqrt(np.maximum(np.diag(self.bread), 0.0))
 
     @cached_property
     def hat_matrix_diag(self) -> pd.Series:

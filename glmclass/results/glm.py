@@ -112,7 +112,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
     def _bread(self) -> np.ndarray | None:
         """Inverse information on the kept columns (None when it is not positive definite)."""
         if self.information == self._fit.information or self.model.family.is_canonical:
-            return self._solver_inverse
+            return self.solver_inverse
         try:
             if self._fit.shift is not None:  # large column means: keep the digits
                 return self._shifted_inverse()
@@ -134,7 +134,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         return replace(fit, gram_shifted=full).gram_inverse(keep)
 
     @cached_property
-    def _solver_inverse(self) -> np.ndarray | None:
+    def solver_inverse(self) -> np.ndarray | None:
         """Inverse of the solver's Gram on the kept columns (the information of
         ``_fit.information``, kept accurate through its shifted form), None when it is not
         positive definite."""
@@ -143,17 +143,6 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
                 return self._fit.gram_inverse(self._keep)
         except NotPositiveDefinite:
             return None
-
-    def raw_bse(self) -> np.ndarray:
-        """Standard errors on the kept columns from the solver's information (no further pass
-        over the data; Fisher's or the observed one: along a separating direction both
-        vanish), inf where it is singular: the separation check's symptom, without the
-        warning ``bse`` gives."""
-        if self._solver_inverse is None:
-            return np.full(self.rank, np.inf)
-        var = self._solver_inverse.diagonal()
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     @cached_property
     def cov_values(self) -> np.ndarray:

@@ -10,7 +10,9 @@ A results class gives a small set of public inputs and gets the rest:
   multinomial model level-major, as :meth:`cov_params`);
 - ``cov_values``, the covariance of the flat coefficients as an array (NaN for aliased
   ones): from the fit's information, a sandwich around it, or a Laplace posterior;
-- ``estimable``, which design columns have an estimate (not aliased);
+- ``estimable``, which design columns have an estimate (not aliased), and
+  ``solver_inverse``, the inverse of the information the solver ended with on them (None
+  when it is not positive definite);
 - ``llf``, ``llnull``, ``nobs``, ``k_params``, ``df_model``, ``df_resid`` (and ``use_t``
   when the reference distribution is Student's t on ``df_resid``).
 
@@ -149,6 +151,19 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
     def flat(self, values: pd.Series | pd.DataFrame) -> np.ndarray:
         """Values shaped like ``params`` in the order of :attr:`coef_index`."""
         return values.to_numpy()
+
+    def raw_bse(self) -> np.ndarray:
+        """Standard errors of the estimable coefficients (level-major) from the solver's
+        information, ``solver_inverse`` (no further pass over the data; along a separating
+        direction the information vanishes), inf where it is singular: the separation
+        check's symptom, without the warning ``bse`` gives."""
+        inverse = self.solver_inverse
+        if inverse is None:
+            n_equations = self.flat_params.size // self.estimable.size
+            return np.full(n_equations * int(np.count_nonzero(self.estimable)), np.inf)
+        var = inverse.diagonal()
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     def critical_value(self, alpha: float) -> float:
         """The two-sided critical value of level ``alpha`` of the Wald statistics (normal, or

@@ -154,6 +154,12 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         return pd.MultiIndex.from_product([self.nonref_levels, self.model.data.exog_names],
                                           names=["level", "term"])
 
+    @property
+    def solver_inverse(self) -> np.ndarray | None:
+        """The inverse information of the kept coefficients (level-major) at the estimates,
+        None when it is not positive definite (:attr:`_bread`)."""
+        return self._bread
+
     @cached_property
     def _bread(self) -> np.ndarray | None:
         """Inverse information of the kept coefficients (level-major), None when the
@@ -163,14 +169,6 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
             return spd_inverse(self._fit.hessian / 2.0)
         except NotPositiveDefinite:
             return None
-
-    def raw_bse(self) -> np.ndarray:
-        """Standard errors of the kept coefficients (level-major), inf where the bread does
-        not exist: for the separation check, without the warning ``bse`` gives."""
-        if self._bread is None:
-            return np.full(self._fit.coef.shape, np.inf)
-        var = np.diag(self._bread)
-        return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     @cached_property
     def cov_values(self) -> np.ndarray:
