@@ -140,3 +140,31 @@ def test_separation_is_given_by_the_model_and_frozen():
     with pytest.raises(AttributeError, match="frozen when built"):
         res.separation = None
     assert "separat" in str(res.summary()).lower()
+
+
+# --- the same base over Dask data: the rows of a fit go through the row source ---------------
+DASK_CASES = {
+    "logit": (gc.Logit, "b ~ x + z + C(g)", {}),
+    "gaussian": (gc.GLM, "v ~ x + C(g)", {"family": gc.families.Gaussian()}),
+    "mnlogit": (gc.MNLogit, "y ~ x + z + C(g)", {}),
+    "firth": (gc.FirthLogit, "b ~ x + z + C(g)", {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DASK_CASES))
+def test_dask_fit_gets_the_same_inference_and_is_frozen(case):
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    model, formula, kw = DASK_CASES[case]
+    frame = THREE.assign(b=(THREE.x + THREE.z + rng.normal(size=N) > 0).astype(float))
+    with dask.config.set(scheduler="sync"):
+        mem = model.from_formula(formula, frame, **kw).fit()
+        lazy = model.from_formula(formula, dd.from_pandas(frame, npartitions=3), **kw).fit()
+        for name in ("tidy", "wald_test_terms", "conf_int", "cov_params"):
+            pd.testing.assert_frame_equal(getattr(lazy, name)(), getattr(mem, name)(),
+                                          check_exact=False, rtol=1e-10, atol=0)
+        for name in ("aic", "bic", "llr", "prsquared"):
+            assert getattr(lazy, name) == pytest.approx(getattr(mem, name), rel=1e-10)
+        np.testing.assert_allclose(lazy.raw_bse(), mem.raw_bse(), rtol=1e-10)
+    with pytest.raises(AttributeError, match="frozen when built"):
+        lazy.params = mem.params
