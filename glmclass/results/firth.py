@@ -282,8 +282,7 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
             notes.append("Intervals: profile penalised likelihood; chi2 and P>|chi2|: "
                          "penalised likelihood-ratio tests (logistf).")
         if self.aliased:
-            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
-                         f"{', '.join(self.aliased)}.")
+            notes.append(self.aliased_note())
         return Summary("FirthLogit Regression Results", header, [(None, table)], notes,
                        subtitle=modelled_line(m.data.endog_name, m.levels))
 

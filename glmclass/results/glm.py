@@ -382,8 +382,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         if self.method in _GRADIENT:
             notes.append(gradient_note(self.method, self.converged))
         if self.aliased:
-            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
-                         f"{', '.join(self.aliased)}.")
+            notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
         sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""

@@ -188,6 +188,11 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
         b, se = self.flat_params, self.flat(self.bse)
         return pd.DataFrame({"lower": b - q * se, "upper": b + q * se}, index=self.coef_index)
 
+    def aliased_note(self) -> str:
+        """The summary note naming the aliased columns (``aliased``, a list of names)."""
+        return f"Aliased (linearly dependent) columns with NaN estimates: " \
+               f"{', '.join(self.aliased)}."
+
     def wald_test_terms(self) -> pd.DataFrame:
         """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together,
         over every equation), with the covariance the fit reports (``cov_type``).

@@ -425,8 +425,7 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         if gradient_note(self.method, self.converged):
             notes.append(gradient_note(self.method, self.converged))
         if self.aliased:
-            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
-                         f"{', '.join(self.aliased)}.")
+            notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
         return Summary("MNLogit Regression Results", header, tables, notes)

@@ -168,3 +168,13 @@ def test_dask_fit_gets_the_same_inference_and_is_frozen(case):
         np.testing.assert_allclose(lazy.raw_bse(), mem.raw_bse(), rtol=1e-10)
     with pytest.raises(AttributeError, match="frozen when built"):
         lazy.params = mem.params
+
+
+@pytest.mark.parametrize("model", [gc.Logit, gc.MNLogit, gc.FirthLogit])
+def test_summary_names_the_aliased_columns(model):
+    frame = THREE.assign(b=(THREE.x + rng.normal(size=N) > 0).astype(float), x2=2 * THREE.x)
+    y = "y" if model is gc.MNLogit else "b"
+    with pytest.warns(UserWarning, match="x2"):
+        res = model.from_formula(f"{y} ~ x + z + x2", frame).fit()
+    assert res.aliased == ["x2"]
+    assert "Aliased (linearly dependent) columns with NaN estimates: x2." in str(res.summary())
