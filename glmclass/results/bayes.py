@@ -88,14 +88,13 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
     def cov_values(self) -> np.ndarray:
         """Posterior covariance S_N, the inverse of S_0^-1 + X'RX on the kept columns (NaN for
         aliased columns)."""
-        keep = self._keep
-        full = np.full((keep.size, keep.size), np.nan)
         try:
-            full[np.ix_(keep, keep)] = spd_inverse(self._post.information)
+            kept = spd_inverse(self._post.information)
         except NotPositiveDefinite:
             warnings.warn("the posterior precision is not positive definite at the mode; "
                           "posterior standard deviations are NaN", GlmclassWarning, stacklevel=3)
-        return full
+            kept = None
+        return self.on_every_coefficient(kept)
 
     def cov_params(self) -> pd.DataFrame:
         """Laplace posterior covariance S_N (a copy)."""

@@ -130,14 +130,10 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
     @cached_property
     def cov_values(self) -> np.ndarray:
         """The inverse Fisher information at the estimate, NaN for aliased columns."""
-        p = self._keep.size
-        full = np.full((p, p), np.nan)
         if self.bread is None:
             warnings.warn("the Fisher information is not positive definite at the estimates; "
                           "standard errors are NaN", GlmclassWarning, stacklevel=3)
-        else:
-            full[np.ix_(self._keep, self._keep)] = self.bread
-        return full
+        return self.on_every_coefficient(self.bread)
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates, the inverse Fisher information at the estimate (a

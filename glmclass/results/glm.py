@@ -147,18 +147,13 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
     @cached_property
     def cov_values(self) -> np.ndarray:
         """The covariance as an array (NaN for aliased columns): ``bse`` needs no labels."""
-        keep = self._keep
-        full = np.full((keep.size, keep.size), np.nan)
         if self._bread is None:
             warnings.warn(
                 f"the {self.information} information matrix is not positive definite at the "
                 "estimates; standard errors are NaN (the fit may not be at a maximum)",
                 GlmclassWarning, stacklevel=3)
-        elif keep.all():
-            full[:] = self._cov_kept()
-        else:
-            full[np.ix_(keep, keep)] = self._cov_kept()
-        return full
+            return self.on_every_coefficient(None)
+        return self.on_every_coefficient(self._cov_kept())
 
     def _cov_kept(self) -> np.ndarray:
         """The covariance of the estimable coefficients that ``cov_type`` asks for: the

@@ -59,6 +59,8 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
     params: pd.Series | pd.DataFrame
     df_resid: float
     use_t: bool = False
+    #: Number of equations (linear predictors): K - 1 for a multinomial logit.
+    n_equations: int = 1
 
     # --- freezing ---------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -115,6 +117,20 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
         (a Series called ``name``; a multinomial model gives a DataFrame by level)."""
         return pd.Series(values, index=self.coef_index, name=name)
 
+    def on_every_coefficient(self, kept: np.ndarray | None) -> np.ndarray:
+        """A square matrix over the estimable coefficients (level-major over
+        ``n_equations``), placed among every coefficient with NaN for the aliased ones (a
+        new array; all NaN for ``kept=None``, a covariance that does not exist)."""
+        keep = self.estimable
+        size = self.n_equations * keep.size
+        full = np.full((size, size), np.nan)
+        if kept is not None and keep.all():
+            full[:] = kept
+        elif kept is not None:
+            pos = np.flatnonzero(np.tile(keep, self.n_equations))
+            full[np.ix_(pos, pos)] = kept
+        return full
+
     @property
     def tidy_labels(self) -> dict[str, np.ndarray]:
         """The label columns of :meth:`tidy`, one entry per coefficient in the order of
@@ -159,8 +175,7 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
         check's symptom, without the warning ``bse`` gives."""
         inverse = self.solver_inverse
         if inverse is None:
-            n_equations = self.flat_params.size // self.estimable.size
-            return np.full(n_equations * int(np.count_nonzero(self.estimable)), np.inf)
+            return np.full(self.n_equations * int(np.count_nonzero(self.estimable)), np.inf)
         var = inverse.diagonal()
         with np.errstate(invalid="ignore"):
             return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))

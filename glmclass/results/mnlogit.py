@@ -90,6 +90,7 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         self._fit = fit
         self._keep = keep
         k1, p = model.K - 1, keep.size
+        self.n_equations = k1
         self._coef = np.full((p, k1), np.nan)  # params' values (NaN for aliased columns)
         self._coef[keep] = fit.coef.reshape(k1, -1).T
         self.fit_levels = list(fit_levels)
@@ -174,25 +175,17 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
     def cov_values(self) -> np.ndarray:
         """The covariance of every coefficient, level-major ((K-1) p square, NaN for aliased
         columns): what :attr:`bse` needs, without the labels of :meth:`cov_params`."""
-        k1, p = len(self.nonref_levels), self._keep.size
         if self._bread is None:
             warnings.warn("the information matrix is not positive definite at the estimates; "
                           "standard errors are NaN (the fit may not be at a maximum)",
                           GlmclassWarning, stacklevel=5)  # from res.bse: the caller
-            return np.full((k1 * p, k1 * p), np.nan)
+            return self.on_every_coefficient(None)
         if not self.cov_spec.robust:
-            cov = covariance(self._bread, None, "nonrobust")
-        else:
-            m = self.model
-            cov = sandwich_over_rows(self._bread, m.blocks(self._keep), likelihood_of(m),
-                                     self._fit.coef, self.cov_spec, nobs=self.nobs,
-                                     freq_weights=freq_per_block(m.freq_weights))
-        if self._keep.all():
-            return cov
-        kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms
-        full = np.full((k1 * p, k1 * p), np.nan)
-        full[np.ix_(kept, kept)] = cov
-        return full
+            return self.on_every_coefficient(covariance(self._bread, None, "nonrobust"))
+        m = self.model
+        return self.on_every_coefficient(sandwich_over_rows(
+            self._bread, m.blocks(self._keep), likelihood_of(m), self._fit.coef, self.cov_spec,
+            nobs=self.nobs, freq_weights=freq_per_block(m.freq_weights)))
 
     def partition_model(self, data: ModelData):
         """The model over the rows ``data`` of one partition, in memory: the response as codes
