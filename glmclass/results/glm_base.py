@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..data.model_data import ModelData
+from ..solvers.firth import FirthFit
+from ..solvers.irls import IRLSFit
 from .base import check_which, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 
@@ -78,7 +80,7 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         return self.model.data.exog_index
 
     @property
-    def solver_fit(self):
+    def solver_fit(self) -> IRLSFit | FirthFit:
         """The solver's record of the fit (``coef`` on the estimable columns, ``aliased``,
         the information it used, ...)."""
         return self._fit
