@@ -41,7 +41,7 @@ DEFAULT_GROUP = "all"
 
 @dataclass(frozen=True)
 class Posterior:
-    """The Laplace posterior at one prior (ndarray record built by :meth:`BayesGLM._posterior`).
+    """The Laplace posterior at one prior (ndarray record built by :meth:`BayesGLM.posterior_at`).
 
     Attributes
     ----------
@@ -174,7 +174,7 @@ class BayesBinary(GLMBase):
                                             control, start_params)
         if disp:
             control = replace(control, progress=IterationLog("-2 log posterior"))
-        post = self._posterior(precision, control, start_params, information)
+        post = self.posterior_at(precision, control, start_params, information)
         self._warn_aliased(post.fit.aliased)
         self._warn_convergence(post.fit, "IRLS (posterior mode)")
         null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
@@ -214,7 +214,7 @@ class BayesBinary(GLMBase):
 
         def evidence_at(alpha):
             prec = _with_groups(precision, codes, alpha)
-            post = self._posterior(prec, control, warm["coef"], "observed")
+            post = self.posterior_at(prec, control, warm["coef"], "observed")
             if post.fit.converged and not post.fit.aliased.any():
                 warm["coef"] = post.fit.coef
             cov_diag = _cov_diag(post)
@@ -229,8 +229,8 @@ class BayesBinary(GLMBase):
                           ConvergenceWarning, stacklevel=3)
         return _with_groups(precision, codes, opt.alpha), opt
 
-    def _posterior(self, precision: np.ndarray, control: Control, start,
-                   information: str = "observed") -> Posterior:
+    def posterior_at(self, precision: np.ndarray, control: Control, start,
+                     information: str = "observed") -> Posterior:
         """Penalised IRLS at a given prior and the Laplace quantities at the mode."""
         penalty = Penalty(np.diag(precision), self.prior_mean)
         prob = self.problem

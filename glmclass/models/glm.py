@@ -128,7 +128,7 @@ class MLEGLM(GLMBase):
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
-        results.separation = sep
+        results = results.replaced(separation=sep)
         self._warn_aliased(fit.aliased)
         if sep is not None and sep.separated:
             # one warning: separation explains the divergence, so no ConvergenceWarning as well
@@ -151,19 +151,19 @@ class MLEGLM(GLMBase):
         # log-binomial estimates can stay finite under separation (Silvapulle 1981)
         if not isinstance(fam, F.Binomial) or not fam.link_stays_inside:
             return None
-        fit = results._fit
+        fit = results.solver_fit
         keep = ~fit.aliased
         names = tuple(self.exog_names)
         scale = self.problem.column_scale(keep)
         explode = S.exploding(fit.coef if results.rank == keep.size else fit.coef[keep],
-                              results._bare_se(), scale)
+                              results.raw_bse(), scale)
         directions = np.zeros(keep.size, dtype=int)
         cells = self.data.nrows * results.rank
         symptoms = bool(explode.any())
         if (not symptoms and self.data.in_memory and results.converged
                 and cells <= S.BINARY.probability_cells):
             pos = self.problem.positive_rows
-            mu = fam.link.inverse(results._eta if pos is None else results._eta[pos])
+            mu = fam.link.inverse(results.eta if pos is None else results.eta[pos])
             symptoms = S.BINARY.extreme(cells, mu)
         decision = S.BINARY.decide(cells, results.converged, symptoms)
         why = ""
@@ -172,8 +172,8 @@ class MLEGLM(GLMBase):
         if decision == "none":
             return S.Separation(False, "none", (), directions, names)
         if decision == "apparent":
-            directions[keep] = np.where(explode, np.sign(np.nan_to_num(results._fit.coef[keep])),
-                                        0)
+            coef = results.solver_fit.coef[keep]
+            directions[keep] = np.where(explode, np.sign(np.nan_to_num(coef)), 0)
             columns = tuple(int(j) for j in np.flatnonzero(directions))
             return S.Separation(bool(columns), "apparent" if columns else "none", columns,
                                 directions, names, why=why)

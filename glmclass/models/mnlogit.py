@@ -227,8 +227,9 @@ class MNLogit(Model):
         else:
             fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
         null = self._null_deviance(control)
-        results = MNLogitResults(self, fit, keep, null, method, information, cov)
-        results.separation = self._separation(keep, blocks, results)
+        results = MNLogitResults(self, fit, keep, null, method, information, self._fit_levels,
+                                 cov)
+        results = results.replaced(separation=self._separation(keep, blocks, results))
         self._warn(aliased, fit, results.separation, GF.LABELS.get(method, "Newton's method"))
         if cov.robust:
             results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
@@ -313,10 +314,10 @@ class MNLogit(Model):
         numerically 0 or 1); above :data:`~glmclass.numerics.separation.MULTINOMIAL`'s size only
         the symptoms are reported."""
         k1, p = self.K - 1, int(keep.sum())
-        names = tuple(nm for nm, k in zip(self.exog_names, res._keep, strict=True) if k)
-        coef = res._fit.coef  # level-major
+        names = tuple(nm for nm, k in zip(self.exog_names, res.estimable, strict=True) if k)
+        coef = res.solver_fit.coef  # level-major
         scale = np.tile(column_abs_max(blocks), k1)
-        explode = S.exploding(coef, res._bare_se(), scale)
+        explode = S.exploding(coef, res.raw_bse(), scale)
         symptoms = bool(explode.any())
         nonref = tuple(self._fit_levels[1:])
         why = ""

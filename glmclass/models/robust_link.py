@@ -121,7 +121,7 @@ def _fit(model: MLEGLM, eps: float, start, maxiter: int, tol: float, stray: list
         except (ValueError, np.linalg.LinAlgError):
             return None
     coef = res.params.to_numpy()
-    if res.converged and np.all(np.isfinite(coef[res._keep])):
+    if res.converged and np.all(np.isfinite(coef[res.estimable])):
         return res
     if stray is not None:
         stray.append(np.nan_to_num(coef, posinf=0.0, neginf=0.0))
@@ -143,7 +143,7 @@ def score_eps(res) -> float:
     """d llf / d eps at the fitted coefficients of a robust-logit fit:
     ``sum w (y - mu) / (mu (1 - mu)) (1 - 2 sigma(eta))``."""
     m = res.model
-    eta = res._eta
+    eta = res.eta
     lm, l1m = m.family.link.log_inverse(eta), m.family.link.log_inverse_c(eta)
     ratio = (m.endog - np.exp(lm)) * np.exp(-(lm + l1m))
     return float(np.sum(m.prior_weights * ratio * (1.0 - 2.0 * special.expit(eta))))

@@ -50,7 +50,6 @@ class CriteriaMixin:
         return -2.0 * self.llf + self.k_params * np.log(self.nobs)
 
 
-
 class LikelihoodMixin(CriteriaMixin):
     """AIC, BIC and the likelihood-ratio test against the intercept-only model (``llnull``,
     ``df_model`` defined by the results class)."""
@@ -72,63 +71,6 @@ class LikelihoodMixin(CriteriaMixin):
     def prsquared(self) -> float:
         """McFadden's pseudo R-squared, 1 - llf / llnull."""
         return 1.0 - self.llf / self.llnull
-
-
-class WaldMixin:
-    """``bse``, ``tvalues`` (``zvalues``), ``pvalues`` and ``conf_int`` of an estimate that is
-    approximately normal with covariance ``_cov`` (a labelled DataFrame defined by the results
-    class): the sampling distribution of a maximum-likelihood estimate, or a Laplace posterior.
-    With ``_use_t`` the reference distribution is Student's t on ``df_resid``."""
-
-    params: pd.Series
-    df_resid: float
-    _use_t: bool = False
-
-    @property
-    def _cov_values(self) -> np.ndarray:
-        """``_cov`` as an array (a results class may keep the array and label it lazily)."""
-        return self._cov.to_numpy()
-
-    @property
-    def _param_index(self) -> pd.Index:
-        """The labels of the estimates (a results class may know them without ``params``)."""
-        return self.params.index
-
-    @cached_property
-    def bse(self) -> pd.Series:
-        """Standard errors, the square roots of the diagonal of ``cov_params()``."""
-        return pd.Series(np.sqrt(self._cov_values.diagonal()), index=self._param_index,
-                         name="bse")
-
-    @cached_property
-    def tvalues(self) -> pd.Series:
-        """Wald statistics params / bse (z, or t when the dispersion is estimated)."""
-        return (self.params / self.bse).rename("t" if self._use_t else "z")
-
-    @property
-    def zvalues(self) -> pd.Series:
-        """Alias of ``tvalues``."""
-        return self.tvalues
-
-    def _quantile(self, alpha: float) -> float:
-        return float(stats.t.isf(alpha / 2, self.df_resid) if self._use_t
-                     else stats.norm.isf(alpha / 2))
-
-    @cached_property
-    def pvalues(self) -> pd.Series:
-        """Two-sided p-values of ``tvalues`` (normal; Student t on df_resid when the dispersion
-        is estimated)."""
-        t = np.abs(self.tvalues.to_numpy())
-        p = 2 * (stats.t.sf(t, self.df_resid) if self._use_t else stats.norm.sf(t))
-        return pd.Series(p, index=self._param_index, name="pvalues")
-
-    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
-        """Intervals ``params -+ q bse``: a DataFrame with columns ``lower`` and ``upper``."""
-        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        q = self._quantile(alpha)
-        return pd.DataFrame({"lower": self.params - q * self.bse,
-                             "upper": self.params + q * self.bse})
 
 
 def check_which(which: str, allowed: tuple[str, ...]) -> str:

@@ -21,14 +21,15 @@ from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
-from .base import LikelihoodMixin, WaldMixin, check_which, num
+from .base import check_which, num
 from .glm_base import GLMBaseResults
 from .io import SaveMixin, require_data
+from .likelihood import LikelihoodResults
 from .prediction import PredictionResults, glm_prediction
 from .tidy import TidyMixin
 
 
-class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin):
+class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
     """Posterior mode, Laplace posterior N(w_MAP, S_N) and model evidence of a Bayesian GLM.
 
     Attributes
@@ -84,17 +85,16 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, Sav
 
     # --- posterior ------------------------------------------------------------------------------
     @cached_property
-    def _cov(self) -> pd.DataFrame:
-        """Posterior covariance S_N, the inverse of S_0^-1 + X'RX on the kept columns."""
-        names = self.model.data.exog_names
-        keep = self._keep
-        full = np.full((len(names), len(names)), np.nan)
+    def cov_values(self) -> np.ndarray:
+        """Posterior covariance S_N, the inverse of S_0^-1 + X'RX on the kept columns (NaN for
+        aliased columns)."""
         try:
-            full[np.ix_(keep, keep)] = spd_inverse(self._post.information)
+            kept = spd_inverse(self._post.information)
         except NotPositiveDefinite:
             warnings.warn("the posterior precision is not positive definite at the mode; "
                           "posterior standard deviations are NaN", GlmclassWarning, stacklevel=3)
-        return pd.DataFrame(full, index=names, columns=names)
+            kept = None
+        return self.on_every_coefficient(kept)
 
     def cov_params(self) -> pd.DataFrame:
         """Laplace posterior covariance S_N (a copy)."""
@@ -188,7 +188,7 @@ class BayesGLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, Sav
         for a in alphas:
             prec = self._post.precision.copy()
             prec[sel] = a
-            post = m._posterior(prec, control, start)
+            post = m.posterior_at(prec, control, start)
             keep = ~post.fit.aliased
             lp = laplace.log_prior_density(post.fit.coef[keep], m.prior_mean[keep], prec[keep])
             try:

@@ -30,18 +30,18 @@ from ..errors import GlmclassWarning
 from ..solvers.firth import FirthFit
 from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
-from .base import LikelihoodMixin, WaldMixin, coef_table, num
+from .base import coef_table, num
 from .dask import rows_of
 from .glm_base import GLMBaseResults
+from .likelihood import LikelihoodResults
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
-from .terms import wald_test_terms
 from .tidy import TidyMixin
 
 METHOD = "Firth's bias-reduced (penalised) likelihood"
 
 
-class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
+class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
                    rows={"hat_matrix_diag": rows_of}):
     """Estimates, inference and predictions of a :class:`~glmclass.FirthLogit` fit.
 
@@ -112,7 +112,9 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
 
     # --- covariance --------------------------------------------------------------------------
     @cached_property
-    def _bread(self) -> np.ndarray | None:
+    def bread(self) -> np.ndarray | None:
+        """The inverse Fisher information at the estimate on the kept columns (from the
+        solver's triangular factor), None when it is not positive definite."""
         keep = self._keep
         cov = self._fit.cov[np.ix_(keep, keep)]  # from the solver's triangular factor
         d = np.diag(cov)
@@ -120,27 +122,23 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
             return None
         return cov
 
+    @property
+    def solver_inverse(self) -> np.ndarray | None:
+        """The inverse Fisher information on the kept columns (:attr:`bread`)."""
+        return self.bread
+
     @cached_property
-    def _cov(self) -> pd.DataFrame:
-        names = self.model.data.exog_names
-        full = np.full((len(names), len(names)), np.nan)
-        if self._bread is None:
+    def cov_values(self) -> np.ndarray:
+        """The inverse Fisher information at the estimate, NaN for aliased columns."""
+        if self.bread is None:
             warnings.warn("the Fisher information is not positive definite at the estimates; "
                           "standard errors are NaN", GlmclassWarning, stacklevel=3)
-        else:
-            full[np.ix_(self._keep, self._keep)] = self._bread
-        return pd.DataFrame(full, index=names, columns=names)
+        return self.on_every_coefficient(self.bread)
 
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the estimates, the inverse Fisher information at the estimate (a
         copy)."""
         return self._cov.copy()
-
-    def _bare_se(self) -> np.ndarray:
-        """Standard errors on the kept columns (inf where the information is singular)."""
-        if self._bread is None:
-            return np.full(self.rank, np.inf)
-        return np.sqrt(np.maximum(np.diag(self._bread), 0.0))
 
     @cached_property
     def hat_matrix_diag(self) -> pd.Series:
@@ -179,7 +177,7 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
             Columns ``lower`` and ``upper``.
         """
         if method == "wald":
-            return WaldMixin.conf_int(self, alpha)
+            return LikelihoodResults.conf_int(self, alpha)
         if method != "profile":
             raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
         if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
@@ -231,12 +229,6 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
         ``cov_params()`` (see :meth:`glmclass.results.glm.GLMResults.get_prediction`)."""
         return glm_prediction(self, exog, which, offset)
 
-    def wald_test_terms(self) -> pd.DataFrame:
-        """Joint Wald chi-squared test of each formula term: ``statistic``, ``df``,
-        ``pvalue``."""
-        return wald_test_terms(self)
-
-    # --- report --------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05, method: str = "wald") -> Summary:
         """Statistical report: fit header and coefficient table.
 
@@ -286,8 +278,7 @@ class FirthResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin,
             notes.append("Intervals: profile penalised likelihood; chi2 and P>|chi2|: "
                          "penalised likelihood-ratio tests (logistf).")
         if self.aliased:
-            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
-                         f"{', '.join(self.aliased)}.")
+            notes.append(self.aliased_note())
         return Summary("FirthLogit Regression Results", header, [(None, table)], notes,
                        subtitle=modelled_line(m.data.endog_name, m.levels))
 
@@ -307,25 +298,25 @@ class _FirthProfile:
     :class:`glmclass.results.profile._Profile`)."""
 
     def __init__(self, res: FirthResults, j: int, control: Control) -> None:
-        keep = res._keep
+        keep = res.estimable
         self.refit = res.model.penalized_refit(keep)
         self.jk = int(keep[:j].sum())  # j among the kept columns
         self.free = np.ones(int(keep.sum()), dtype=bool)
         self.free[self.jk] = False
-        self.mle_start = res._fit.coef[keep]
+        self.mle_start = res.solver_fit.coef[keep]
         self.start = self.mle_start
         # the tangent of the profile trace at the estimate, d b_others / d b_j = -I_oo^-1 I_oj
         # = cov_oj / cov_jj: a start moved along it keeps the linear predictor nearly where it
         # was (a column with a large mean moves the intercept with it), not at probabilities
         # of 0 or 1
-        bread = res._bread
+        bread = res.bread
         self.direction = np.zeros(self.free.shape[0])
         if bread is not None:
             self.direction = bread[:, self.jk] / bread[self.jk, self.jk]
         self.direction[self.jk] = 1.0
         self.intercept = res.model.kept_intercept(keep)
         self.bhat = float(res.params.iloc[j])
-        self.top = float(res._fit.penalized)
+        self.top = float(res.solver_fit.penalized)
         self.control = _profile_control(res) if control.tol < 1e-11 else control
         self.worse = False
         self.unconverged = False

@@ -16,16 +16,16 @@ from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import IRLSFit
 from ..summary import Summary, modelled_line
-from .base import LikelihoodMixin, WaldMixin, coef_table, num
+from .base import coef_table, num
 from .dask import rows_after
 from .glm_base import GLMBaseResults, weighted
 from .influence import GLMInfluence
 from .io import SaveMixin, require_data
+from .likelihood import LikelihoodResults
 from .margins import MarginalEffects, get_margeff
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
 from .robust import NONROBUST, CovSpec, glm_freq_per_block, sandwich_over_rows
-from .terms import wald_test_terms
 from .tidy import TidyMixin
 
 METHOD_LABEL = {"irls": "IRLS", "newton": "Newton", "gd": "gradient descent",
@@ -45,7 +45,7 @@ def gradient_note(method: str, converged: bool) -> str | None:
            f"log-likelihood at {where}."
 
 
-class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixin,
+class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
                  rows={"hat_matrix_diag": rows_after("_hat_inverse")}):
     """Estimates, inference and predictions of a fitted GLM.
 
@@ -73,17 +73,18 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     aliased : list of str
         Columns dropped as linear combinations of earlier ones.
     separation : Separation or None
-        What the separation check found (binomial families).
+        What the separation check found (binomial families; None when not run): the model
+        gives it with :meth:`~glmclass.results.likelihood.LikelihoodResults.replaced`.
     """
 
     def __init__(self, model, fit: IRLSFit, null, method: str, information: str,
-                 cov: CovSpec = NONROBUST) -> None:
+                 cov: CovSpec = NONROBUST, separation=None) -> None:
         super().__init__(model, fit, null)
         self.method = method
         self.information = information
         self.cov_spec = cov
         self.cov_type = cov.cov_type
-        self.separation = None
+        self.separation = separation
 
     @cached_property
     def scale(self) -> float:
@@ -93,7 +94,9 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         return self.pearson_chi2 / self.df_resid if self.df_resid > 0 else np.nan
 
     @property
-    def _use_t(self) -> bool:
+    def use_t(self) -> bool:
+        """Student's t on ``df_resid`` for the Wald statistics when the dispersion is
+        estimated (Gaussian, Gamma, inverse Gaussian), as R's ``summary.glm``."""
         return not self.model.family.fixed_scale
 
     # --- covariance ---------------------------------------------------------------------------
@@ -109,7 +112,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
     def _bread(self) -> np.ndarray | None:
         """Inverse information on the kept columns (None when it is not positive definite)."""
         if self.information == self._fit.information or self.model.family.is_canonical:
-            return self._solver_inverse
+            return self.solver_inverse
         try:
             if self._fit.shift is not None:  # large column means: keep the digits
                 return self._shifted_inverse()
@@ -131,7 +134,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         return replace(fit, gram_shifted=full).gram_inverse(keep)
 
     @cached_property
-    def _solver_inverse(self) -> np.ndarray | None:
+    def solver_inverse(self) -> np.ndarray | None:
         """Inverse of the solver's Gram on the kept columns (the information of
         ``_fit.information``, kept accurate through its shifted form), None when it is not
         positive definite."""
@@ -141,37 +144,16 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         except NotPositiveDefinite:
             return None
 
-    def _bare_se(self) -> np.ndarray:
-        """Standard errors on the kept columns from the solver's information (no further pass
-        over the data; Fisher's or the observed one: along a separating direction both
-        vanish), inf where it is singular: the separation check's symptom, without the
-        warning ``bse`` gives."""
-        if self._solver_inverse is None:
-            return np.full(self.rank, np.inf)
-        var = self._solver_inverse.diagonal()
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
-
     @cached_property
-    def _cov_values(self) -> np.ndarray:
+    def cov_values(self) -> np.ndarray:
         """The covariance as an array (NaN for aliased columns): ``bse`` needs no labels."""
-        keep = self._keep
-        full = np.full((keep.size, keep.size), np.nan)
         if self._bread is None:
             warnings.warn(
                 f"the {self.information} information matrix is not positive definite at the "
                 "estimates; standard errors are NaN (the fit may not be at a maximum)",
                 GlmclassWarning, stacklevel=3)
-        elif keep.all():
-            full[:] = self._cov_kept()
-        else:
-            full[np.ix_(keep, keep)] = self._cov_kept()
-        return full
-
-    @cached_property
-    def _cov(self) -> pd.DataFrame:
-        names = self.model.data.exog_index
-        return pd.DataFrame(self._cov_values, index=names, columns=names, copy=False)
+            return self.on_every_coefficient(None)
+        return self.on_every_coefficient(self._cov_kept())
 
     def _cov_kept(self) -> np.ndarray:
         """The covariance of the estimable coefficients that ``cov_type`` asks for: the
@@ -295,12 +277,6 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         """Profile intervals computed so far, by alpha (they cost many refits)."""
         return {}
 
-    def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates (a copy: changing it leaves ``bse`` and the other cached
-        values alone): dispersion times the inverse information matrix, or the sandwich
-        ``fit(cov_type=...)`` asked for."""
-        return self._cov.copy()
-
     # --- prediction ---------------------------------------------------------------------------
     def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
         """Predictions with delta-method standard errors and confidence intervals.
@@ -325,18 +301,6 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
             on ``df_resid`` when the dispersion is estimated, as :meth:`conf_int`.
         """
         return glm_prediction(self, exog, which, offset)
-
-    def wald_test_terms(self) -> pd.DataFrame:
-        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together),
-        with the covariance the fit reports (``cov_type``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
-            Array models have one term per column.
-        """
-        return wald_test_terms(self)
 
     def get_margeff(self, at: str = "overall", method: str = "dydx",
                     dummy: bool = False) -> MarginalEffects:
@@ -384,7 +348,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
             1 - confidence level of the intervals.
         """
         m = self.model
-        stat = "t" if self._use_t else "z"
+        stat = "t" if self.use_t else "z"
         table = coef_table(self.params, self.bse, self.tvalues, self.pvalues,
                            self.conf_int(alpha), stat, alpha)
         if exp:
@@ -413,8 +377,7 @@ class GLMResults(GLMBaseResults, WaldMixin, LikelihoodMixin, TidyMixin, SaveMixi
         if self.method in _GRADIENT:
             notes.append(gradient_note(self.method, self.converged))
         if self.aliased:
-            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
-                         f"{', '.join(self.aliased)}.")
+            notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
         sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..data.model_data import ModelData
+from ..solvers.firth import FirthFit
+from ..solvers.irls import IRLSFit
 from .base import check_which, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 
@@ -72,8 +74,21 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         return pd.Series(self._fit.coef, index=self.model.data.exog_index, name="coef")
 
     @property
-    def _param_index(self) -> pd.Index:
+    def coef_index(self) -> pd.Index:
+        """Labels of the coefficients, the design columns (known without labelling
+        ``params``: ``bse`` alone needs only these)."""
         return self.model.data.exog_index
+
+    @property
+    def solver_fit(self) -> IRLSFit | FirthFit:
+        """The solver's record of the fit (``coef`` on the estimable columns, ``aliased``,
+        the information it used, ...)."""
+        return self._fit
+
+    @property
+    def estimable(self) -> np.ndarray:
+        """Which design columns have an estimate (not aliased), a boolean array."""
+        return ~self._fit.aliased
 
     @cached_property
     def null_deviance(self) -> float:
@@ -106,6 +121,12 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
             raise ValueError("the data were removed when these results were saved "
                              "(remove_data=True): in-sample values need the rows of the fit")
         return self.model.problem.linear_predictor(self._fit.coef)
+
+    @property
+    def eta(self) -> np.ndarray:
+        """The linear predictor at the estimates on every row, as an array (offset included;
+        :attr:`linear_predictor` labels it)."""
+        return self._eta
 
     @cached_property
     def _null_eta(self) -> np.ndarray:
@@ -181,8 +202,8 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         return self.model.problem.loglik(self._null_eta, self.nobs)
 
     # --- prediction ---------------------------------------------------------------------------
-    def _linear(self, exog, offset, exposure=None
-                ) -> tuple[np.ndarray, pd.Index | None, np.ndarray | None]:
+    def linear_rows(self, exog, offset, exposure=None
+                    ) -> tuple[np.ndarray, pd.Index | None, np.ndarray | None]:
         """eta of the rows to predict, their index, and their design on the kept columns
         (None in-sample). A given offset (or exposure) replaces the model's or the formula's
         (:meth:`glmclass.data.model_data.ModelData.new_rows`)."""
@@ -223,7 +244,7 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         -------
         pandas.Series or pandas.DataFrame
         """
-        eta, index, _ = self._linear(exog, offset, exposure)
+        eta, index, _ = self.linear_rows(exog, offset, exposure)
         return self._by_which(which, eta, self.model.family.link.inverse(eta), index, threshold)
 
     def _labels(self, p: np.ndarray, threshold: float, index) -> pd.Series:

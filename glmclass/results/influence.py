@@ -91,7 +91,7 @@ class GLMInfluence(RowOutputs, rows=INFLUENCE_ROWS):
     def __init__(self, results, totals: dict | None = None) -> None:
         self.results = results
         m = results.model
-        self._keep = results._keep
+        self._keep = results.estimable
         self._names = [n for n, k in zip(m.exog_names, self._keep, strict=True) if k]
         self._index = m.data.index
         self.k_vars = int(self._keep.sum())
@@ -134,9 +134,9 @@ class GLMInfluence(RowOutputs, rows=INFLUENCE_ROWS):
         if self._given:
             return self._given["bread"]
         r = self.results
-        fit = r._fit
-        if fit.information == "expected" and r._solver_inverse is not None:
-            return r._solver_inverse  # through the shifted design's Gram when there is one
+        fit = r.solver_fit
+        if fit.information == "expected" and r.solver_inverse is not None:
+            return r.solver_inverse  # through the shifted design's Gram when there is one
         return spd_inverse(r.model.problem.information(fit.coef, self._keep, False, fit.gram,
                                                        fit.information))
 
@@ -150,7 +150,7 @@ class GLMInfluence(RowOutputs, rows=INFLUENCE_ROWS):
     def _sqrt_w(self) -> np.ndarray:
         r = self.results
         m = r.model
-        return np.sqrt(m.prior_weights * m.family.working_weights(r._eta))
+        return np.sqrt(m.prior_weights * m.family.working_weights(r.eta))
 
     def _series(self, values: np.ndarray, name: str) -> pd.Series:
         out = np.where(self._pos, values, np.nan)

@@ -7,7 +7,6 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..data.model_data import ModelData
 from ..data.response import encode
@@ -18,14 +17,14 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..rows.blocks import constant
 from ..solvers.newton import NewtonFit, softmax_parts
 from ..summary import Summary
-from .base import LikelihoodMixin, check_which, coef_table, num, row_key
+from .base import check_which, coef_table, num, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 from .glm import METHOD_LABEL, gradient_note
 from .io import SaveMixin, require_data
+from .likelihood import LikelihoodResults
 from .margins import MarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
-from .terms import wald_test_terms
 from .tidy import TidyMixin
 
 #: The outputs of MNLogit results that read the rows of the fit (see
@@ -34,7 +33,7 @@ MNLOGIT_ROWS = {"fittedvalues": rows_of, "score_obs": rows_of, "pred_table": tot
                 "predict": new_rows_of}
 
 
-class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNLOGIT_ROWS):
+class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=MNLOGIT_ROWS):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
     Built by :meth:`MNLogit.fit`.
@@ -73,20 +72,29 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         All levels, in their natural order (Categorical order, else sorted).
     aliased : list of str
         Columns dropped as linear combinations of earlier ones (NaN coefficients).
-    separation : Separation
-        What the separation check found (``separated`` False when nothing).
+    separation : Separation or None
+        What the separation check found (``separated`` False when nothing; None when not
+        run): the model gives it with
+        :meth:`~glmclass.results.likelihood.LikelihoodResults.replaced`.
+    fit_levels : list
+        The levels in fit order, the reference first (the codes of the response).
+    nonref_levels : list
+        The non-reference levels, in fit order: the columns of :attr:`params`.
     """
 
     def __init__(self, model, fit: NewtonFit, keep: np.ndarray, null_deviance: float,
-                 method: str, information: str, cov: CovSpec = NONROBUST) -> None:
+                 method: str, information: str, fit_levels: list, cov: CovSpec = NONROBUST,
+                 separation=None) -> None:
         d = model.data
         self.model = model
         self._fit = fit
         self._keep = keep
         k1, p = model.K - 1, keep.size
+        self.n_equations = k1
         self._coef = np.full((p, k1), np.nan)  # params' values (NaN for aliased columns)
         self._coef[keep] = fit.coef.reshape(k1, -1).T
-        self._nonref = list(model._fit_levels[1:])
+        self.fit_levels = list(fit_levels)
+        self.nonref_levels = self.fit_levels[1:]
         self.deviance = float(fit.objective)
         self.null_deviance = float(null_deviance)
         self.llf = -self.deviance / 2.0
@@ -106,7 +114,7 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         self.k_params = k1 * self.rank
         self.df_model = float(k1 * (self.rank - (1 if model.has_intercept else 0)))
         self.df_resid = float(self.nobs - self.k_params)
-        self.separation = None
+        self.separation = separation
         self.formula = d.formula
 
     # --- labels: made when first asked for (pandas objects cost more than a small fit) -------
@@ -118,18 +126,40 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
 
     @cached_property
     def _level_index(self) -> pd.Index:
-        return pd.Index(self._nonref, name="level")
+        return pd.Index(self.nonref_levels, name="level")
 
     @cached_property
     def rows_fingerprint(self) -> str:
         """Fingerprint of the rows of the fit, for :func:`glmclass.compare`."""
         return row_key(self.model.data.index, self.model.freq_weights)
 
-    # --- inference ----------------------------------------------------------------------------
+    # --- inference: the inputs of LikelihoodResults --------------------------------------------
+    @property
+    def estimable(self) -> np.ndarray:
+        """Which design columns have an estimate (not aliased), a boolean array."""
+        return self._keep
+
+    @property
+    def solver_fit(self) -> NewtonFit:
+        """The solver's record of the fit (``coef`` level-major on the estimable columns)."""
+        return self._fit
+
+    @property
+    def coef_index(self) -> pd.MultiIndex:
+        """Labels (level, term) of the coefficients, level-major: the rows and columns of
+        :meth:`cov_params` and the rows of :meth:`conf_int`."""
+        return self._multi_index
+
     @cached_property
     def _multi_index(self) -> pd.MultiIndex:
-        return pd.MultiIndex.from_product([self._nonref, self.model.data.exog_names],
+        return pd.MultiIndex.from_product([self.nonref_levels, self.model.data.exog_names],
                                           names=["level", "term"])
+
+    @property
+    def solver_inverse(self) -> np.ndarray | None:
+        """The inverse information of the kept coefficients (level-major) at the estimates,
+        None when it is not positive definite (:attr:`_bread`)."""
+        return self._bread
 
     @cached_property
     def _bread(self) -> np.ndarray | None:
@@ -141,42 +171,21 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         except NotPositiveDefinite:
             return None
 
-    def _bare_se(self) -> np.ndarray:
-        """Standard errors of the kept coefficients (level-major), inf where the bread does
-        not exist: for the separation check, without the warning ``bse`` gives."""
-        if self._bread is None:
-            return np.full(self._fit.coef.shape, np.inf)
-        var = np.diag(self._bread)
-        return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
-
     @cached_property
-    def _cov_values(self) -> np.ndarray:
+    def cov_values(self) -> np.ndarray:
         """The covariance of every coefficient, level-major ((K-1) p square, NaN for aliased
         columns): what :attr:`bse` needs, without the labels of :meth:`cov_params`."""
-        k1, p = len(self._nonref), self._keep.size
         if self._bread is None:
             warnings.warn("the information matrix is not positive definite at the estimates; "
                           "standard errors are NaN (the fit may not be at a maximum)",
                           GlmclassWarning, stacklevel=5)  # from res.bse: the caller
-            return np.full((k1 * p, k1 * p), np.nan)
+            return self.on_every_coefficient(None)
         if not self.cov_spec.robust:
-            cov = covariance(self._bread, None, "nonrobust")
-        else:
-            m = self.model
-            cov = sandwich_over_rows(self._bread, m.blocks(self._keep), likelihood_of(m),
-                                     self._fit.coef, self.cov_spec, nobs=self.nobs,
-                                     freq_weights=freq_per_block(m.freq_weights))
-        if self._keep.all():
-            return cov
-        kept = np.flatnonzero(np.tile(self._keep, k1))  # level-major positions of kept terms
-        full = np.full((k1 * p, k1 * p), np.nan)
-        full[np.ix_(kept, kept)] = cov
-        return full
-
-    @cached_property
-    def _cov(self) -> pd.DataFrame:
-        return pd.DataFrame(self._cov_values, index=self._multi_index,
-                            columns=self._multi_index)
+            return self.on_every_coefficient(covariance(self._bread, None, "nonrobust"))
+        m = self.model
+        return self.on_every_coefficient(sandwich_over_rows(
+            self._bread, m.blocks(self._keep), likelihood_of(m), self._fit.coef, self.cov_spec,
+            nobs=self.nobs, freq_weights=freq_per_block(m.freq_weights)))
 
     def partition_model(self, data: ModelData):
         """The model over the rows ``data`` of one partition, in memory: the response as codes
@@ -202,7 +211,7 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         require_data(self, "the per-row scores")
         m = self.model
         X = m.exog if self._keep.all() else m.exog[:, self._keep]
-        _, prob, _ = softmax_parts(self._eta(m.exog, m.offset))
+        _, prob, _ = softmax_parts(self.linear_of(m.exog, m.offset))
         resid = (m.codes[:, None] == np.arange(1, m.K)[None, :]) - prob  # (n, K-1)
         resid *= np.asarray(m.freq_weights, dtype=float)[:, None]
         return (resid[:, :, None] * X[:, None, :]).reshape(X.shape[0], resid.shape[1] * X.shape[1])
@@ -211,73 +220,40 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         """Per-row contributions to the score of the log-likelihood at the estimates,
         ``f_i (y_ij - p_ij) x_i``: rows as the data, columns (level, term) as
         :meth:`cov_params` (NaN for aliased columns). They sum to zero at the estimate."""
-        k1, p = len(self._nonref), self._keep.size
+        k1, p = len(self.nonref_levels), self._keep.size
         kept = np.flatnonzero(np.tile(self._keep, k1))
         out = np.full((self.model.exog.shape[0], k1 * p), np.nan)
         out[:, kept] = self._scores()
         return pd.DataFrame(out, index=self.model.data.index, columns=self._multi_index)
 
-    def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates, (K-1)p square, rows and columns labelled (level, term)
-        (a copy).
-
-        The inverse of the information matrix (observed and expected information coincide for
-        the multinomial logit, a canonical exponential family), or the sandwich
-        ``fit(cov_type=...)`` asked for.
-        """
-        return self._cov.copy()
-
-    def _by_level(self, values: np.ndarray) -> pd.DataFrame:
+    def like_params(self, values: np.ndarray, name: str) -> pd.DataFrame:
         """Level-major values of every coefficient (a new array, which the frame takes without
         a copy), shaped and labelled like :attr:`params` (the model's design Index, made once
-        per model, and one Index of levels)."""
-        k1 = len(self._nonref)
+        per model, and one Index of levels); ``name`` is not used (a frame has columns)."""
+        k1 = len(self.nonref_levels)
         return pd.DataFrame(values.reshape(k1, -1).T, index=self.model.data.exog_index,
                             columns=self._level_index, copy=False)
 
-    @cached_property
-    def bse(self) -> pd.DataFrame:
-        """Standard errors, shaped like :attr:`params`."""
-        return self._by_level(np.sqrt(np.diag(self._cov_values)))
-
-    @cached_property
-    def tvalues(self) -> pd.DataFrame:
-        """Wald z statistics params / bse."""
-        return self.params / self.bse
+    def flat(self, values: pd.DataFrame) -> np.ndarray:
+        """Values shaped like :attr:`params`, level-major (the order of :attr:`coef_index`)."""
+        return values.to_numpy().T.ravel()
 
     @property
-    def zvalues(self) -> pd.DataFrame:
-        """Alias of ``tvalues``."""
-        return self.tvalues
+    def tidy_labels(self) -> dict[str, np.ndarray]:
+        """The label columns of :meth:`tidy`, level-major: ``level`` and ``term``."""
+        params = self.params
+        return {"level": np.repeat(np.asarray(params.columns, dtype=object), params.shape[0]),
+                "term": np.tile(np.asarray(params.index, dtype=object), params.shape[1])}
 
-    @cached_property
-    def pvalues(self) -> pd.DataFrame:
-        """Two-sided normal p-values of :attr:`tvalues`."""
-        return self._by_level(2.0 * stats.norm.sf(np.abs(self.tvalues.to_numpy().T.ravel())))
-
-    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
-        """Wald confidence intervals: rows (level, term), columns ``lower`` and ``upper``."""
-        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        q = stats.norm.isf(alpha / 2)
-        b = self.params.to_numpy().T.ravel()
-        se = self.bse.to_numpy().T.ravel()
-        return pd.DataFrame({"lower": b - q * se, "upper": b + q * se}, index=self._multi_index)
-
-    def wald_test_terms(self) -> pd.DataFrame:
-        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together,
-        over every non-reference level), with the covariance the fit reports (``cov_type``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
-            Array models have one term per column.
-        """
-        return wald_test_terms(self)
+    @property
+    def flat_params(self) -> np.ndarray:
+        """The coefficients level-major, the order of :meth:`cov_params`."""
+        return self._coef.T.ravel()
 
     # --- prediction ---------------------------------------------------------------------------
-    def _eta(self, X: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    def linear_of(self, X: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        """Log-odds of each non-reference level against the reference, ``(n, K-1)``, of the
+        design rows ``X`` (every design column) with ``offset``."""
         coef = self.params.to_numpy()[self._keep]
         return X[:, self._keep] @ coef + offset[:, None]
 
@@ -303,27 +279,24 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         pandas.DataFrame or pandas.Series
         """
         check_which(which, ("prob", "mean", "class", "linear"))
-        X, off, index = self._design(exog, offset)
-        eta = self._eta(X, off)
-        return by_which(which, eta, self._probabilities, self.levels, self.params.columns, index)
+        X, off, index = self.design_rows(exog, offset)
+        eta = self.linear_of(X, off)
+        return by_which(which, eta, self.probabilities, self.levels, self.params.columns, index)
 
-    def _design(self, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    def design_rows(self, exog, offset) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+        """Design, offset and index of the rows to predict (in-sample for ``exog=None``)."""
         return prediction_rows(self, exog, offset)
 
     @cached_property
-    def _natural_order(self) -> list[int]:
+    def natural_order(self) -> list[int]:
         """Positions in fit order (reference first) of the levels in natural order."""
-        return [self.model._fit_levels.index(lv) for lv in self.levels]
+        return [self.fit_levels.index(lv) for lv in self.levels]
 
-    def _probabilities(self, eta: np.ndarray, natural: bool = True) -> np.ndarray:
+    def probabilities(self, eta: np.ndarray, natural: bool = True) -> np.ndarray:
         """Probabilities in natural level order, or in fit order (reference first); rows with
         missing values give NaN."""
         fit_order = fit_order_probabilities(eta)
-        return fit_order[:, self._natural_order] if natural else fit_order
-
-    @staticmethod
-    def _quantile_normal(alpha: float) -> float:
-        return float(stats.norm.isf(alpha / 2))
+        return fit_order[:, self.natural_order] if natural else fit_order
 
     def get_prediction(self, exog=None, which: str = "mean", offset=None):
         """Predicted probabilities (or log-odds) with delta-method standard errors and
@@ -361,7 +334,7 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         weighted by frequency weights)."""
         m = self.model
         prob = self.fittedvalues.to_numpy()
-        observed = np.argsort(self._natural_order)[m.codes]  # natural position of each row's level
+        observed = np.argsort(self.natural_order)[m.codes]  # natural position of each row's level
         table = np.zeros((len(self.levels), len(self.levels)))
         np.add.at(table, (observed, np.argmax(prob, axis=1)), m.freq_weights)
         lab = pd.Index(self.levels)
@@ -416,7 +389,7 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         m = self.model
         ci = self.conf_int(alpha)
         tables = []
-        for lv in self._nonref:
+        for lv in self.nonref_levels:
             t = coef_table(self.params[lv], self.bse[lv], self.tvalues[lv], self.pvalues[lv],
                            ci.loc[lv].set_axis(self.params.index), "z", alpha)
             if exp:
@@ -445,8 +418,7 @@ class MNLogitResults(RowOutputs, LikelihoodMixin, TidyMixin, SaveMixin, rows=MNL
         if gradient_note(self.method, self.converged):
             notes.append(gradient_note(self.method, self.converged))
         if self.aliased:
-            notes.append(f"Aliased (linearly dependent) columns with NaN estimates: "
-                         f"{', '.join(self.aliased)}.")
+            notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
         return Summary("MNLogit Regression Results", header, tables, notes)

@@ -122,33 +122,33 @@ def _variance_rows(X: np.ndarray, V: np.ndarray) -> np.ndarray:
 def glm_prediction(res, exog, which: str, offset) -> PredictionResults:
     """:meth:`GLMResults.get_prediction`."""
     check_which(which, ("mean", "linear"))
-    m, keep = res.model, res._keep
-    eta, index, X = res._linear(exog, offset)
+    m, keep = res.model, res.estimable
+    eta, index, X = res.linear_rows(exog, offset)
     if X is None:
         X = m.exog if keep.all() else m.exog[:, keep]
-    V = res._cov.to_numpy()[np.ix_(keep, keep)]
+    V = res.cov_values[np.ix_(keep, keep)]
     with np.errstate(invalid="ignore"):
         se_eta = np.sqrt(np.maximum(_variance_rows(X, V), 0.0))
     if which == "linear":
-        return PredictionResults(eta, se_eta, eta, se_eta, lambda e: e, res._quantile,
+        return PredictionResults(eta, se_eta, eta, se_eta, lambda e: e, res.critical_value,
                                  "linear", index)
     link = m.family.link
     mu = link.inverse(eta)
     with np.errstate(invalid="ignore"):
         se = np.abs(link.mu_eta(eta)) * se_eta
-    return PredictionResults(mu, se, eta, se_eta, link.inverse, res._quantile, "mean", index)
+    return PredictionResults(mu, se, eta, se_eta, link.inverse, res.critical_value, "mean", index)
 
 
 def mnlogit_prediction(res, exog, which: str, offset) -> PredictionResults:
     """:meth:`MNLogitResults.get_prediction` (the delta method through the softmax)."""
     check_which(which, ("mean", "linear"))
-    X, off, index = res._design(exog, offset)
-    keep = res._keep
+    X, off, index = res.design_rows(exog, offset)
+    keep = res.estimable
     Xk = X if keep.all() else X[:, keep]
-    eta = res._eta(X, off)  # (n, K-1), log-odds against the reference
+    eta = res.linear_of(X, off)  # (n, K-1), log-odds against the reference
     k1, r = eta.shape[1], Xk.shape[1]
     kept = np.flatnonzero(np.tile(keep, k1))
-    V = res._cov.to_numpy()[np.ix_(kept, kept)]
+    V = res.cov_values[np.ix_(kept, kept)]
     # Q[i, j, l] = x_i' V_jl x_i: the covariance of the log-odds of levels j and l in row i
     Q = np.empty((X.shape[0], k1, k1))
     for j in range(k1):
@@ -156,12 +156,12 @@ def mnlogit_prediction(res, exog, which: str, offset) -> PredictionResults:
             block = V[j * r:(j + 1) * r, l * r:(l + 1) * r]
             sym = (block + block.T) / 2.0
             Q[:, j, l] = Q[:, l, j] = _variance_rows(Xk, sym)
-    q = res._quantile_normal
+    q = res.critical_value
     if which == "linear":
         se = np.sqrt(np.maximum(np.diagonal(Q, axis1=1, axis2=2), 0.0))
         return PredictionResults(eta, se, eta, se, lambda e: e, q, "linear", index,
-                                 list(res._nonref))
-    prob_fit = res._probabilities(eta, natural=False)  # fit order: reference first
+                                 list(res.nonref_levels))
+    prob_fit = res.probabilities(eta, natural=False)  # fit order: reference first
     # dp_k / d(eta_j) = p_k (delta_kj - p_j), j over the non-reference levels
     C = -prob_fit[:, :, None] * prob_fit[:, None, 1:]
     C[:, 1:, :] += np.einsum("ik,kj->ikj", prob_fit[:, 1:], np.eye(k1))
@@ -170,7 +170,7 @@ def mnlogit_prediction(res, exog, which: str, offset) -> PredictionResults:
     with np.errstate(divide="ignore", invalid="ignore"):
         logit = special.logit(prob_fit)
         logit_se = se / (prob_fit * (1.0 - prob_fit))
-    order = res._natural_order
+    order = res.natural_order
     return PredictionResults(prob_fit[:, order], se[:, order], logit[:, order],
                              logit_se[:, order], special.expit, q, "mean", index,
                              list(res.levels))

@@ -45,10 +45,10 @@ class _Profile:
     def __init__(self, res, j: int, control: Control) -> None:
         m = res.model
         self.problem = m.problem
-        keep = np.flatnonzero(res._keep)
+        keep = np.flatnonzero(res.estimable)
         self.j = j
         self.others = keep[keep != j]
-        self.mle_start = res._fit.coef[self.others] if self.others.size else None
+        self.mle_start = res.solver_fit.coef[self.others] if self.others.size else None
         self.start = self.mle_start
         self.bhat = float(res.params.iloc[j])
         self.dev0 = float(res.deviance)
@@ -84,7 +84,7 @@ def profile_bounds(res, j: int, q: float, control: Control,
     """Lower and upper profile bounds of coefficient j at cutoff q, and a problem found
     (``profile(res, j, control)`` builds the signed root, :class:`_Profile` for a GLM)."""
     prof = profile(res, j, control)
-    se = float(res._bare_se()[int(np.sum(res._keep[:j]))])
+    se = float(res.raw_bse()[int(np.sum(res.estimable[:j]))])
     step = q * se if np.isfinite(se) and se > 0 else max(1.0, abs(prof.bhat))
     out, unconverged = [], False
     for sign in (-1.0, 1.0):
@@ -118,8 +118,8 @@ def profile_conf_int(res, alpha: float, profile: type = _Profile) -> pd.DataFram
     Parameters
     ----------
     res : GLMResults
-        Or any results with ``params``, ``_keep``, ``n_iter`` and ``_bare_se()`` whose model
-        ``profile`` can refit.
+        Or any results with ``params``, ``estimable``, ``solver_fit``, ``n_iter`` and
+        ``raw_bse()`` whose model ``profile`` can refit.
     alpha : float
         1 - confidence level.
     profile : type
@@ -136,7 +136,7 @@ def profile_conf_int(res, alpha: float, profile: type = _Profile) -> pd.DataFram
     control = Control(maxiter=maxiter, tol=1e-13)
     names = res.params.index
     lo, hi = np.full(len(names), np.nan), np.full(len(names), np.nan)
-    for j in np.flatnonzero(res._keep):
+    for j in np.flatnonzero(res.estimable):
         lo[j], hi[j], problem = profile_bounds(res, int(j), q, control, profile)
         if problem:
             warnings.warn(f"profile of {names[j]!r}: {problem}; the interval may be "

@@ -37,19 +37,23 @@ def term_columns(data) -> dict[str, list[int]]:
 def wald_test_terms(res) -> pd.DataFrame:
     """Joint Wald chi-squared test of each formula term (see the module docstring).
 
+    Parameters
+    ----------
+    res : LikelihoodResults
+        Read through its public names: ``flat_params`` and ``cov_values`` (level-major over
+        the equations), ``estimable`` and ``model.data``.
+
     Returns
     -------
     pandas.DataFrame
         Indexed by term: ``statistic``, ``df`` (the number of estimable coefficients tested)
         and ``pvalue``. A term whose coefficients are all aliased has df 0 and NaN.
     """
-    params = res.params
-    multi = isinstance(params, pd.DataFrame)
-    p = params.shape[0]
-    n_levels = params.shape[1] if multi else 1
-    flat = params.to_numpy().T.ravel() if multi else params.to_numpy()
-    cov = res._cov.to_numpy()
-    keep = res._keep
+    flat = res.flat_params  # level-major over the equations, the order of cov_values
+    cov = res.cov_values
+    keep = res.estimable
+    p = keep.size
+    n_levels = flat.size // p  # the number of equations (non-reference levels)
     rows = []
     for term, cols in term_columns(res.model.data).items():
         pos = [lv * p + c for lv in range(n_levels) for c in cols if keep[c]]

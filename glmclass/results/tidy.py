@@ -15,10 +15,10 @@ def tidy_frame(res, alpha: float = 0.05, exponentiate: bool = False,
 
     Parameters
     ----------
-    res : results
-        Any glmclass results with ``params``, ``bse``, ``tvalues``, ``pvalues`` and
-        ``conf_int`` (Series for single-equation models, DataFrames by level for multinomial
-        models).
+    res : LikelihoodResults
+        Read through the public names of :class:`~glmclass.results.likelihood.
+        LikelihoodResults`: ``tidy_labels``, ``flat_params``, ``flat()`` of ``bse``,
+        ``tvalues`` and ``pvalues``, and ``conf_int`` (rows in the same flat order).
     alpha : float
         1 - confidence level of ``conf_low``/``conf_high``.
     exponentiate : bool
@@ -37,19 +37,8 @@ def tidy_frame(res, alpha: float = 0.05, exponentiate: bool = False,
     if not isinstance(exponentiate, (bool, np.bool_)):
         raise ValueError(f"exponentiate must be True or False, got {exponentiate!r}")
     ci = res.conf_int(alpha) if conf_int is None else conf_int
-    params = res.params
-    if isinstance(params, pd.DataFrame):  # rows (level, term), level-major as conf_int
-        def long(frame: pd.DataFrame) -> np.ndarray:
-            return frame.to_numpy().T.ravel()
-
-        levels = np.repeat(np.asarray(params.columns, dtype=object), params.shape[0])
-        terms = np.tile(np.asarray(params.index, dtype=object), params.shape[1])
-        cols = {"level": levels, "term": terms}
-        values = [long(params), long(res.bse), long(res.tvalues), long(res.pvalues)]
-    else:
-        cols = {"term": np.asarray(params.index, dtype=object)}
-        values = [params.to_numpy(), res.bse.to_numpy(), res.tvalues.to_numpy(),
-                  res.pvalues.to_numpy()]
+    cols = dict(res.tidy_labels)  # term (and level), in the flat order of the coefficients
+    values = [res.flat_params, res.flat(res.bse), res.flat(res.tvalues), res.flat(res.pvalues)]
     lo, hi = ci["lower"].to_numpy(), ci["upper"].to_numpy()
     est = values[0]
     if exponentiate:

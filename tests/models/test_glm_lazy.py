@@ -136,7 +136,7 @@ def test_params_are_labelled_when_first_asked_and_bse_shares_their_labels():
 def test_the_solver_inverse_without_aliased_columns_is_the_solvers_bitwise():
     res = gc.Logit(Y, X).fit()
     keep = np.ones(X.shape[1], dtype=bool)
-    assert np.array_equal(res._solver_inverse, res._fit.gram_inverse(keep))
+    assert np.array_equal(res.solver_inverse, res._fit.gram_inverse(keep))
 
 
 @pytest.mark.parametrize("n, p", [(50, 3), (3001, 4), (4096, 2)],

@@ -1,0 +1,221 @@
+"""The one base of the results of every likelihood model (GLM, Logit, Probit, MNLogit, the
+Bayesian GLM's Laplace posterior, Firth's logit): Wald inference, information criteria, the
+likelihood-ratio test against the null model, the covariance and its labels, and the freezing
+of results once built.
+
+A results class gives a small set of public inputs and gets the rest:
+
+- ``params`` (a Series, or a DataFrame with one column per equation for a multinomial
+  model) and ``coef_index``, the labels of the coefficients in their flat order (for a
+  multinomial model level-major, as :meth:`cov_params`);
+- ``cov_values``, the covariance of the flat coefficients as an array (NaN for aliased
+  ones): from the fit's information, a sandwich around it, or a Laplace posterior;
+- ``estimable``, which design columns have an estimate (not aliased), and
+  ``solver_inverse``, the inverse of the information the solver ended with on them (None
+  when it is not positive definite);
+- ``llf``, ``llnull``, ``nobs``, ``k_params``, ``df_model``, ``df_resid`` (and ``use_t``
+  when the reference distribution is Student's t on ``df_resid``).
+
+Results are complete when built: every attribute is set in ``__init__`` and each derived
+number is a cached property (:class:`functools.cached_property` writes the instance
+``__dict__`` directly, which assignment rules do not see); assigning an attribute afterwards
+raises. A changed copy is made with :meth:`LikelihoodResults.replaced`.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .base import LikelihoodMixin
+from .terms import wald_test_terms
+
+
+class FrozenWhenBuilt(type):
+    """Metaclass of results that are frozen once their outermost ``__init__`` returns."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = super().__call__(*args, **kwargs)
+        obj.__dict__["_frozen"] = True
+        return obj
+
+
+class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
+    """Wald inference (``bse``, ``tvalues``, ``pvalues``, ``conf_int``, ``cov_params``,
+    ``wald_test_terms``), ``aic``/``bic`` and ``llr``/``llr_pvalue``/``prsquared`` of a
+    likelihood model, from the public inputs the module docstring lists.
+
+    Attributes
+    ----------
+    use_t : bool
+        Whether the reference distribution of the Wald statistics is Student's t on
+        ``df_resid`` (an estimated dispersion) rather than the normal.
+    """
+
+    params: pd.Series | pd.DataFrame
+    df_resid: float
+    use_t: bool = False
+    #: Number of equations (linear predictors): K - 1 for a multinomial logit.
+    n_equations: int = 1
+
+    # --- freezing ---------------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(f"{type(self).__name__} are complete and frozen when built: "
+                                 f"{name!r} cannot be assigned; use replaced({name}=...) for "
+                                 "a changed copy")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(f"{type(self).__name__} are complete and frozen when built: "
+                                 f"{name!r} cannot be deleted")
+        object.__delattr__(self, name)
+
+    def replaced(self, **changes: Any) -> LikelihoodResults:
+        """A copy of these results with the attributes ``changes`` (e.g. the ``separation``
+        record the model finds from the results), sharing every number computed so far.
+
+        Parameters
+        ----------
+        **changes
+            Attribute names the results already have, with their new values.
+
+        Returns
+        -------
+        LikelihoodResults
+            A new frozen object of the same class; these results are not changed.
+        """
+        unknown = [k for k in changes if k not in self.__dict__]
+        if unknown:
+            raise AttributeError(f"replaced() sets attributes the results already have; "
+                                 f"{type(self).__name__} has no {', '.join(unknown)}")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    # --- the flat coefficients and their labels ---------------------------------------------
+    @property
+    def coef_index(self) -> pd.Index:
+        """Labels of the coefficients in the order of ``cov_values`` (a results class may know
+        them without labelling ``params``)."""
+        return self.params.index
+
+    @property
+    def flat_params(self) -> np.ndarray:
+        """The coefficients in the order of :attr:`coef_index` (level-major for a multinomial
+        model)."""
+        return self.params.to_numpy()
+
+    def like_params(self, values: np.ndarray, name: str) -> pd.Series | pd.DataFrame:
+        """Values in the order of :attr:`coef_index`, shaped and labelled like ``params``
+        (a Series called ``name``; a multinomial model gives a DataFrame by level)."""
+        return pd.Series(values, index=self.coef_index, name=name)
+
+    def on_every_coefficient(self, kept: np.ndarray | None) -> np.ndarray:
+        """A square matrix over the estimable coefficients (level-major over
+        ``n_equations``), placed among every coefficient with NaN for the aliased ones (a
+        new array; all NaN for ``kept=None``, a covariance that does not exist)."""
+        keep = self.estimable
+        size = self.n_equations * keep.size
+        full = np.full((size, size), np.nan)
+        if kept is not None and keep.all():
+            full[:] = kept
+        elif kept is not None:
+            pos = np.flatnonzero(np.tile(keep, self.n_equations))
+            full[np.ix_(pos, pos)] = kept
+        return full
+
+    @property
+    def tidy_labels(self) -> dict[str, np.ndarray]:
+        """The label columns of :meth:`tidy`, one entry per coefficient in the order of
+        :attr:`coef_index`: ``term`` (a multinomial model adds ``level`` first)."""
+        return {"term": np.asarray(self.params.index, dtype=object)}
+
+    @cached_property
+    def _cov(self) -> pd.DataFrame:
+        index = self.coef_index
+        return pd.DataFrame(self.cov_values, index=index, columns=index, copy=False)
+
+    def cov_params(self) -> pd.DataFrame:
+        """Covariance of the estimates, labelled by :attr:`coef_index` (a copy: changing it
+        leaves ``bse`` and the other cached values alone)."""
+        return self._cov.copy()
+
+    # --- Wald inference ---------------------------------------------------------------------
+    @cached_property
+    def bse(self) -> pd.Series | pd.DataFrame:
+        """Standard errors, the square roots of the diagonal of ``cov_params()``."""
+        return self.like_params(np.sqrt(self.cov_values.diagonal()), "bse")
+
+    @cached_property
+    def tvalues(self) -> pd.Series | pd.DataFrame:
+        """Wald statistics params / bse (z, or t when the dispersion is estimated)."""
+        b, se = self.flat_params, self.flat(self.bse)
+        return self.like_params(b / se, "t" if self.use_t else "z")
+
+    @property
+    def zvalues(self) -> pd.Series | pd.DataFrame:
+        """Alias of ``tvalues``."""
+        return self.tvalues
+
+    def flat(self, values: pd.Series | pd.DataFrame) -> np.ndarray:
+        """Values shaped like ``params`` in the order of :attr:`coef_index`."""
+        return values.to_numpy()
+
+    def raw_bse(self) -> np.ndarray:
+        """Standard errors of the estimable coefficients (level-major) from the solver's
+        information, ``solver_inverse`` (no further pass over the data; along a separating
+        direction the information vanishes), inf where it is singular: the separation
+        check's symptom, without the warning ``bse`` gives."""
+        inverse = self.solver_inverse
+        if inverse is None:
+            return np.full(self.n_equations * int(np.count_nonzero(self.estimable)), np.inf)
+        var = inverse.diagonal()
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
+
+    def critical_value(self, alpha: float) -> float:
+        """The two-sided critical value of level ``alpha`` of the Wald statistics (normal, or
+        Student's t on ``df_resid``)."""
+        return float(stats.t.isf(alpha / 2, self.df_resid) if self.use_t
+                     else stats.norm.isf(alpha / 2))
+
+    @cached_property
+    def pvalues(self) -> pd.Series | pd.DataFrame:
+        """Two-sided p-values of ``tvalues`` (normal; Student t on df_resid when the dispersion
+        is estimated)."""
+        t = np.abs(self.flat(self.tvalues))
+        p = 2 * (stats.t.sf(t, self.df_resid) if self.use_t else stats.norm.sf(t))
+        return self.like_params(p, "pvalues")
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Wald intervals ``params -+ q bse``: a DataFrame with columns ``lower`` and
+        ``upper``, one row per label of :attr:`coef_index`."""
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        q = self.critical_value(alpha)
+        b, se = self.flat_params, self.flat(self.bse)
+        return pd.DataFrame({"lower": b - q * se, "upper": b + q * se}, index=self.coef_index)
+
+    def aliased_note(self) -> str:
+        """The summary note naming the aliased columns (``aliased``, a list of names)."""
+        return f"Aliased (linearly dependent) columns with NaN estimates: " \
+               f"{', '.join(self.aliased)}."
+
+    def wald_test_terms(self) -> pd.DataFrame:
+        """Joint Wald chi-squared test of each formula term (``C(race)``'s columns together,
+        over every equation), with the covariance the fit reports (``cov_type``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by term (the intercept included): ``statistic``, ``df``, ``pvalue``.
+            Array models have one term per column.
+        """
+        return wald_test_terms(self)
