@@ -85,6 +85,9 @@ MODELS: dict[str, Spec] = {
     "logit": Spec("birthwt", lambda d: gc.Logit.from_formula(BIRTHWT, d)),
     "probit": Spec("birthwt", lambda d: gc.Probit.from_formula(BIRTHWT, d)),
     "firthlogit": Spec("birthwt", lambda d: gc.FirthLogit.from_formula(BIRTHWT, d)),
+    # profile penalised likelihoods refit per point: a 3-column design keeps them quick
+    "firthlogit_small": Spec("birthwt", lambda d: gc.FirthLogit.from_formula(
+        "low ~ age + smoke", d)),
     "mnlogit": Spec("housing", lambda d: gc.MNLogit.from_formula(
         "Sat ~ Infl + Cont", d, freq_weights=d["Freq"])),
     "bayes_logit": Spec("birthwt", lambda d: gc.BayesLogit.from_formula(BIRTHWT, d)),
@@ -342,6 +345,12 @@ FEATURES: dict[str, Callable] = {
     "predict_dask": lambda p: (p.lazy.predict(p.ddf), p.mem.predict(p.pdf), RTOL),
     "predict_dask_class": lambda p: (p.lazy.predict(p.ddf, which="class"),
                                      p.mem.predict(p.pdf, which="class"), RTOL),
+    # per-row outputs of a Dask fit stay lazy (a Dask collection, computed by the caller)
+    "predict_dask_is_lazy": lambda p: (dask.is_dask_collection(p.lazy.predict(p.ddf)), True,
+                                       RTOL),
+    "score_obs_is_lazy": lambda p: (dask.is_dask_collection(p.lazy.score_obs()), True, RTOL),
+    "influence_is_lazy": lambda p: (dask.is_dask_collection(
+        p.get(("influence", True), p.lazy.get_influence).hat_matrix_diag), True, RTOL),
     "memfit_predict_dask": lambda p: (p.mem.predict(p.ddf), p.mem.predict(p.pdf), RTOL),
     "transform_pandas": same(lambda r, p: r.transform(p.pdf)),
     "transform_dask": lambda p: (p.lazy.transform(p.ddf), p.mem.transform(p.pdf), RTOL),
@@ -390,7 +399,7 @@ _COMMON = ("params", "bse", "tvalues", "pvalues", "cov_params", "conf_int", "llf
            "predict_insample", "predict_pandas", "predict_pandas_linear",
            "predict_pandas_class", "predict_dask", "memfit_predict_dask",
            "get_prediction_insample", "get_prediction_pandas", "pickle", "score_obs",
-           "pred_table")
+           "pred_table", "predict_dask_is_lazy", "score_obs_is_lazy")
 _GLM = _COMMON + (
     "pearson_chi2", "scale", "linear_predictor", "resid_deviance", "resid_pearson",
     "resid_response", "resid_working", "hat_matrix_diag", "wald_test_terms",
@@ -404,7 +413,8 @@ _POISSON = tuple(f for f in _GLM if f not in ("predict_pandas_class", "pred_tabl
 _GENERATIVE = ("priors", "means", "llf", "llf_conditional", "aic", "bic", "nobs", "df_model",
                "counts", "error_rate", "pred_table", "summary", "predict_pandas_prob",
                "predict_pandas_class", "predict_dask", "predict_dask_class",
-               "memfit_predict_dask", "pickle_generative", "compare_same_model")
+               "memfit_predict_dask", "pickle_generative", "compare_same_model",
+               "predict_dask_is_lazy")
 _FIT_FEATURES = {
     # profile intervals and the other margins: one model per code path (they cost refits)
     "glm_logit": _BIRTHWT_GLM + ("conf_int_profile",),
@@ -413,14 +423,15 @@ _FIT_FEATURES = {
     "glm_poisson_offset_term": _POISSON,
     "glm_cbind": tuple(f for f in _GLM if f not in ("predict_pandas_class", "pred_table")) + (
         "conf_int_profile",),
-    "logit": _BIRTHWT_GLM + ("conf_int_profile", "margeff_mean", "margeff_eyex", "fit_gd",
+    "logit": _BIRTHWT_GLM + ("margeff_mean", "margeff_eyex", "fit_gd",
                              "fit_sgd", "fit_regularized_l1", "fit_regularized_enet",
                              "regularization_path_cv"),
     "probit": _BIRTHWT_GLM,
     "firthlogit": tuple(f for f in _COMMON + (
-        "llf_penalized", "pvalues_plr", "hat_matrix_diag", "conf_int_profile",
+        "llf_penalized", "hat_matrix_diag",
         "wald_test_terms", "resid_deviance", "resid_pearson", "resid_response",
         "linear_predictor", "get_prediction_linear", "compare_dask_vs_memory")),
+    "firthlogit_small": ("conf_int_profile", "pvalues_plr"),
     "mnlogit": _COMMON + ("predict_pandas_prob", "wald_test_terms", "cov_HC0", "cov_HC1",
                           "cov_cluster_oneway", "cov_cluster_twoway", "margeff_overall",
                           "save_load",
@@ -441,13 +452,16 @@ _FIT_FEATURES = {
     "least_squares": ("params", "fittedvalues", "resid", "rss", "nobs", "df_resid",
                       "training_error", "pred_table", "summary", "predict_insample",
                       "predict_pandas_score", "predict_pandas_class", "predict_dask",
+                      "predict_dask_is_lazy",
                       "memfit_predict_dask", "pickle_classifier"),
     "fisher": ("direction", "threshold", "criterion", "within_scatter", "means",
                "projected_means", "counts", "nobs", "training_error", "pred_table", "summary",
-               "predict_pandas", "predict_dask", "memfit_predict_dask", "transform_pandas",
+               "predict_pandas", "predict_dask", "predict_dask_is_lazy", "memfit_predict_dask",
+               "transform_pandas",
                "transform_dask", "pickle_classifier"),
     "perceptron": ("params", "converged", "history", "n_epochs", "nobs", "training_error",
                    "pred_table", "summary", "predict_pandas", "predict_dask",
+                   "predict_dask_is_lazy",
                    "memfit_predict_dask", "pickle_classifier"),
 }
 _FIT_FEATURES["bayes_logit_optimized"] = ("params", "bse", "prior_scale", "log_evidence",
