@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..rows.blocks import ArrayBlocks, RowBlocks
+
 
 def parse_prior(prior, levels: list) -> np.ndarray | None:
     """Class priors in level order from a dict/Series by level or an array; None for default.
@@ -114,3 +116,20 @@ def check_has_features(model: str, n_features: int) -> None:
     if n_features == 0:
         raise ValueError(f"{model} needs at least one feature; the design has none (a formula "
                          "'y ~ 1' has no features)")
+
+
+class CodedRows:
+    """For models that hold class codes as ``endog``: the codes, and the row source of the
+    design with the codes as the response (the data adapter's parts when the rows are not in
+    memory, set up as ``_rows_source`` by the model)."""
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Class codes 0..K-1 of the rows (a lazy Dask array on Dask data)."""
+        return self.endog
+
+    def row_source(self) -> RowBlocks:
+        """The design rows with the class codes as the response."""
+        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
+            return self._rows_source
+        return ArrayBlocks(self.exog, self.endog)

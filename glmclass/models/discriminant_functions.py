@@ -20,11 +20,12 @@ from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
 from ..numerics.least_squares import indicator_lstsq, one_hot
 from ..results.discriminant_functions import FisherResults, LeastSquaresResults
-from ..rows.blocks import ArrayBlocks, Block, RowBlocks
+from ..rows.blocks import Block
 from .base import Model, check_option
+from .class_setup import CodedRows
 
 
-class LeastSquaresClassifier(Model):
+class LeastSquaresClassifier(CodedRows, Model):
     """Classification by least-squares regression on 1-of-K indicator targets.
 
     Each class k gets a linear score $y_k(x) = x^\\top w_k$ fit by least squares to the
@@ -73,17 +74,6 @@ class LeastSquaresClassifier(Model):
         self.levels = list(levels)
 
     @property
-    def codes(self) -> np.ndarray:
-        """Class codes 0..K-1 of the rows (a lazy Dask array on Dask data)."""
-        return self.endog
-
-    def row_source(self) -> RowBlocks:
-        """The design rows with the class codes as the response."""
-        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
-            return self._rows_source
-        return ArrayBlocks(self.exog, self.endog)
-
-    @property
     def K(self) -> int:
         """Number of classes."""
         return len(self.levels)
@@ -112,7 +102,7 @@ class LeastSquaresClassifier(Model):
         return f"<LeastSquaresClassifier: {self.K} classes, nobs={self.exog.shape[0]}>"
 
 
-class FisherDiscriminant(Model):
+class FisherDiscriminant(CodedRows, Model):
     """Fisher's linear discriminant for two classes.
 
     The projection $y = w^\\top x$ that maximises the ratio of the between-class to the
@@ -179,17 +169,6 @@ class FisherDiscriminant(Model):
             lv = levels[int(np.argmin(counts))]
             raise ValueError(f"class {lv!r} of {name!r} has {int(counts.min())} observation(s): "
                              "a within-class scatter needs at least two per class")
-
-    @property
-    def codes(self) -> np.ndarray:
-        """Class codes 0 / 1 of the rows (a lazy Dask array on Dask data)."""
-        return self.endog
-
-    def row_source(self) -> RowBlocks:
-        """The features with the class codes as the response."""
-        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
-            return self._rows_source
-        return ArrayBlocks(self.exog, self.endog)
 
     def fit(self, threshold: str = "midpoint") -> FisherResults:
         """Fisher's direction and a threshold on the projection.

@@ -20,9 +20,10 @@ from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
 from ..errors import ConvergenceWarning
 from ..results.perceptron import PerceptronResults
-from ..rows.blocks import ArrayBlocks, RowBlocks
+from ..rows.blocks import RowBlocks
 from ..solvers.perceptron import PerceptronFit, rosenblatt
 from .base import Model, check_option
+from .class_setup import CodedRows
 
 
 def _check_rate(value) -> float:
@@ -48,7 +49,7 @@ def _check_seed(value):
     return int(value)
 
 
-class Perceptron(Model):
+class Perceptron(CodedRows, Model):
     """Rosenblatt's perceptron: a separating hyperplane found by stochastic gradient descent
     on the perceptron criterion.
 
@@ -126,17 +127,6 @@ class Perceptron(Model):
                 "or 'ovo' (one-vs-one)")
         self.endog = codes
         self.levels = list(levels)
-
-    @property
-    def codes(self) -> np.ndarray:
-        """Class codes 0..K-1 of the rows (a lazy Dask array on Dask data)."""
-        return self.endog
-
-    def row_source(self) -> RowBlocks:
-        """The design rows with the class codes as the response."""
-        if not self.data.in_memory:  # rows not in memory (e.g. Dask partitions)
-            return self._rows_source
-        return ArrayBlocks(self.exog, self.endog)
 
     def _tasks(self) -> list[tuple[str, RowBlocks, int]]:
         """The binary problems: (name, rows used, the code of the positive class)."""
