@@ -66,12 +66,13 @@ def _taking(argument: str) -> str:
 
 
 # --- reading ----------------------------------------------------------------------------------
-def _read(path: str) -> pd.DataFrame:
-    """A CSV file (``-`` for standard input) as a DataFrame; every failure as one line."""
+def _read(path: str, sep: str = ",") -> pd.DataFrame:
+    """A CSV file (``-`` for standard input) as a DataFrame; every failure as one line.
+    ``sep`` as typed (``\\t`` for a tab)."""
+    sep = "\t" if sep in ("\\t", "tab") else sep
     try:
-        if path == "-":
-            return pd.read_csv(sys.stdin)
-        return pd.read_csv(os.path.expanduser(path))
+        source = sys.stdin if path == "-" else os.path.expanduser(path)
+        data = pd.read_csv(source, sep=sep)
     except FileNotFoundError:
         raise _UsageError(f"no such file: {path}") from None
     except IsADirectoryError:
@@ -86,6 +87,23 @@ def _read(path: str) -> pd.DataFrame:
     except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a device
         raise _UsageError(f"cannot read {_short(path)}: "
                           f"{exc.strerror or exc if isinstance(exc, OSError) else exc}") from None
+    _check_separator(data, path, sep)
+    return data
+
+
+_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (a tab)", "|": "'|'"}
+
+
+def _check_separator(data: pd.DataFrame, path: str, sep: str) -> None:
+    """A file read as one column whose header holds another separator was split on the wrong
+    character (a European ``;`` CSV, a TSV): say so and name ``--sep``."""
+    if data.shape[1] != 1:
+        return
+    name = str(data.columns[0])
+    for other, shown in _OTHER_SEPARATORS.items():
+        if other != sep and other in name:
+            raise _UsageError(f"{_short(path)} was read as one column {_short(name, 40)!r}: its "
+                              f"fields look separated by {shown}; pass --sep {shown.split()[0]}")
 
 
 def _short(text: str, n: int = 60) -> str:
@@ -175,6 +193,23 @@ def _formula_hint(formula: str, data: pd.DataFrame) -> str | None:
     return None
 
 
+_UNKNOWN_NAME = re.compile(r"uses '([^']+)', which is neither a column of the data")
+
+
+def _unknown_name(exc: BaseException, data: pd.DataFrame) -> str | None:
+    """The command line's own message for a formula name that is not a column: the closest
+    columns and ``Q("...")`` (the library's advice, ``eval_env=``, is not available here)."""
+    match = _UNKNOWN_NAME.search(str(exc))
+    if match is None:
+        return None
+    name = match.group(1)
+    lower = {str(c).lower(): str(c) for c in data.columns}
+    close = [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=3)]
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    return (f"the formula uses {name!r}, which is not a column of the data{hint} (a column "
+            "whose name has spaces or symbols is written Q(\"name\") in the formula)")
+
+
 def _norm(name: str) -> str:
     """A name without case, spaces and symbols: 'mean_radius' and 'Mean Radius' meet."""
     return re.sub(r"[^0-9a-z]", "", name.lower())
@@ -186,10 +221,37 @@ def _fit(args, formula: str, data: pd.DataFrame):
         model = cls.from_formula(formula, data, **kw)
     except Exception as exc:
         hint = _formula_hint(formula, data)
-        if hint is None:
-            raise
-        raise _UsageError(f"{hint} ({_message(exc)})") from None
-    return model.fit()
+        if hint is not None:
+            raise _UsageError(f"{hint} ({_message(exc)})") from None
+        unknown = _unknown_name(exc, data)
+        if unknown is not None:
+            raise _UsageError(unknown) from None
+        raise
+    return model.fit(**_cov_options(args, model))
+
+
+def _cov_options(args, model) -> dict:
+    """``fit(cov_type=..., cov_kwds=...)`` from ``--cov-type`` and ``--cov-groups``."""
+    cov_type = getattr(args, "cov_type", None)
+    groups = getattr(args, "cov_groups", None)
+    if cov_type is None and groups is None:
+        return {}
+    if groups is not None and cov_type not in (None, "cluster"):
+        raise _UsageError(f"--cov-groups gives cluster labels: use it with --cov-type cluster, "
+                          f"not {cov_type}")
+    if "cov_type" not in inspect.signature(model.fit).parameters:
+        raise _UsageError(f"--cov-type is not available for --model {args.model} (it has no "
+                          "covariance of its estimates)")
+    if groups is None:
+        if cov_type == "cluster":
+            raise _UsageError("--cov-type cluster needs --cov-groups COLUMN (or two columns "
+                              "A,B for two-way clustering)")
+        return {"cov_type": cov_type}
+    columns = [c.strip() for c in groups.split(",") if c.strip()]
+    if not 1 <= len(columns) <= 2:
+        raise _UsageError(f"--cov-groups takes one column or two (A,B); got {groups!r}")
+    return {"cov_type": "cluster",
+            "cov_kwds": {"groups": columns[0] if len(columns) == 1 else columns}}
 
 
 # --- output -----------------------------------------------------------------------------------
@@ -236,19 +298,29 @@ def _render_table(table: pd.DataFrame, fmt: str) -> str:
     return {"html": s.as_html, "latex": s.as_latex}[fmt]()
 
 
-def _predictions(res, new: pd.DataFrame | None, which: list[str]) -> pd.DataFrame:
+def _predictions(res, data: pd.DataFrame, which: list[str],
+                 offset: str | None = None) -> pd.DataFrame:
     """One column per prediction (``prob_<level>``, ``score_<level>`` for tables), one row per row
-    of the data predicted, in order; missing predictors give empty fields."""
+    of ``data``, in order (the in-sample file or ``--newdata``): rows with a missing predictor
+    give empty fields, rows with a missing response are predicted (R's ``predict(fit,
+    newdata)``); ``offset`` is the column of ``data`` added to the linear predictor."""
+    kw = {}
+    if offset is not None:
+        kw["offset"] = _column(data, offset, "--offset").to_numpy(dtype=float, na_value=np.nan)
     parts = []
     for w in which:
         kind = "prob" if w == "prob" else w
-        out = res.predict(new, which=kind)
+        out = res.predict(data, which=kind, **kw)
         if isinstance(out, pd.DataFrame):
             out = out.set_axis([f"{w}_{c}" for c in out.columns], axis=1)
         else:
-            out = out.rename(w).to_frame()
-        parts.append(out)
-    return pd.concat(parts, axis=1)
+            out = pd.Series(out, name=w).to_frame() if not isinstance(out, pd.Series) \
+                else out.rename(w).to_frame()
+        parts.append(out.reset_index(drop=True))
+    table = pd.concat(parts, axis=1)
+    if len(table) != len(data):  # never a silent shift of the rows against the input
+        raise _UsageError(f"the predictions have {len(table)} rows for {len(data)} input rows")
+    return table
 
 
 def _which(text: str) -> list[str]:
@@ -330,8 +402,17 @@ def _parser() -> _Parser:
                             "proportion; R's glm weights=)")
         q.add_argument("--offset", metavar="COLUMN", help="column added to the linear "
                        "predictor (e.g. a log exposure)")
+        q.add_argument("--sep", default=",", help="the field separator of the CSV files "
+                       "(default ','; e.g. ';' or '\\t')")
     for q in (f, c):
         q.add_argument("--format", choices=["text", "html", "latex", "json"], default="text")
+        q.add_argument("--cov-type", choices=["nonrobust", "HC0", "HC1", "HC2", "HC3",
+                                              "cluster"], default=None,
+                       help="covariance of the estimates (default nonrobust; cluster needs "
+                            "--cov-groups)")
+        q.add_argument("--cov-groups", metavar="COLUMN", default=None,
+                       help="cluster labels: a column, or two (A,B) for two-way clustering "
+                            "(implies --cov-type cluster)")
     return p
 
 
@@ -367,7 +448,7 @@ def _run(args) -> int:
     which = None
     if args.command == "predict":
         which = _which(args.which or ("prob,class" if entry.probabilities else "score,class"))
-    data = _read(path)
+    data = _read(path, args.sep)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.command == "fit":
@@ -378,8 +459,8 @@ def _run(args) -> int:
                                 args.format)
         else:
             res = _fit(args, formulas[0], data)
-            new = _read(args.newdata) if args.newdata else None
-            out = _predictions(res, new, which).to_csv(index=False)
+            new = _read(args.newdata, args.sep) if args.newdata else data
+            out = _predictions(res, new, which, args.offset).to_csv(index=False)
     if args.command == "predict" and args.output:
         try:
             with open(args.output, "w", encoding="utf-8", newline="") as fh:

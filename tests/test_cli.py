@@ -426,3 +426,99 @@ def test_perceptron_separates_separable_classes(iris_csv, tmp_path, capsys):
     assert code == 0 and out.splitlines()[0] == "score,class"
     code, _, err = run(["fit", iris_csv, formula, "--model", "perceptron"], capsys)
     one_line_error(code, err, "multiclass")  # three classes need a scheme: said in one line
+
+
+# --- one output row per input row, offsets of the predicted file, --sep, --cov-type ----------
+@pytest.fixture()
+def holes(tmp_path):
+    """birthwt with a missing predictor (row 3), a missing response (row 5) and an offset."""
+    df = gc.datasets.load("birthwt")
+    df.loc[3, "age"] = np.nan
+    df.loc[5, "low"] = np.nan
+    df["t"] = np.linspace(0.5, 2.0, len(df))
+    path = tmp_path / "holes.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def _fit_mem(df, offset=None):
+    return gcf.logit("low ~ age + lwt", df, offset=offset).fit()
+
+
+def test_predict_in_sample_one_row_per_input_row(holes, tmp_path):
+    path, df = holes
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(path), "low ~ age + lwt", "-o", str(out)]) == 0
+    got = pd.read_csv(out)
+    assert len(got) == len(df)                      # was 187: rows 3 and 5 dropped
+    assert got.iloc[3].isna().all()                 # a missing predictor: empty fields
+    res = _fit_mem(df)
+    want = res.predict(df.drop(index=3), which="prob")
+    np.testing.assert_allclose(got.drop(index=3)[["prob_0", "prob_1"]].to_numpy(),
+                               want.to_numpy(), rtol=1e-12)
+    assert np.isfinite(got.loc[5, "prob_1"])        # a missing response is predicted
+
+
+def test_predict_uses_the_offset_column_of_the_predicted_file(holes, tmp_path):
+    path, df = holes
+    new = df.head(6).assign(t=3.0)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(path), "low ~ age + lwt", "--offset", "t", "--newdata",
+                 str(tmp_path / "new.csv"), "--which", "linear", "-o", str(out)]) == 0
+    got = pd.read_csv(out)["linear"].to_numpy()
+    res = _fit_mem(df.dropna(subset=["age", "low"]), offset=df.dropna(subset=["age", "low"]).t)
+    b = res.params
+    want = b["Intercept"] + b["age"] * new["age"] + b["lwt"] * new["lwt"] + 3.0
+    np.testing.assert_allclose(got, want.to_numpy(), rtol=1e-10)   # was: offset 0
+    assert np.isnan(got[3])
+
+
+def test_semicolon_file_names_sep(holes, tmp_path, capsys):
+    path, df = holes
+    df.to_csv(tmp_path / "semi.csv", index=False, sep=";")
+    assert main(["fit", str(tmp_path / "semi.csv"), "low ~ age + lwt"]) == 2
+    err = capsys.readouterr().err
+    assert "one column" in err and "--sep ';'" in err
+    assert main(["fit", str(tmp_path / "semi.csv"), "low ~ age + lwt", "--sep", ";",
+                 "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["llf"] == pytest.approx(_fit_mem(df).llf, rel=1e-12)
+    df.to_csv(tmp_path / "tab.tsv", index=False, sep="\t")
+    assert main(["fit", str(tmp_path / "tab.tsv"), "low ~ age + lwt", "--sep", "\\t",
+                 "--format", "json"]) == 0
+
+
+@pytest.mark.parametrize("argv,cov_type,cov_kwds", [
+    (["--cov-type", "HC3"], "HC3", None),
+    (["--cov-groups", "race"], "cluster", {"groups": "race"}),
+    (["--cov-type", "cluster", "--cov-groups", "race,ui"], "cluster",
+     {"groups": ["race", "ui"]}),
+])
+def test_fit_cov_type(holes, capsys, argv, cov_type, cov_kwds):
+    path, df = holes
+    assert main(["fit", str(path), "low ~ age + lwt", "--format", "json", *argv]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = gcf.logit("low ~ age + lwt", df).fit(cov_type=cov_type, cov_kwds=cov_kwds)
+    for name, value in want.bse.items():
+        if np.isfinite(value):
+            assert got["bse"][name] == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--cov-type", "cluster"], "needs --cov-groups"),
+    (["--cov-type", "HC1", "--cov-groups", "race"], "with --cov-type cluster"),
+    (["--cov-groups", "a,b,c"], "one column or two"),
+    (["--model", "lda", "--cov-type", "HC0"], "not available for --model lda"),
+])
+def test_fit_cov_type_errors(holes, capsys, argv, needle):
+    path, _ = holes
+    assert main(["fit", str(path), "low ~ age + lwt", *argv]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_unknown_column_suggests_q_not_eval_env(holes, capsys):
+    path, _ = holes
+    assert main(["fit", str(path), "low ~ agex + lwt"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'age'" in err and 'Q("name")' in err and "eval_env" not in err
