@@ -65,9 +65,10 @@ def with_numpy(env: patsy.EvalEnvironment) -> patsy.EvalEnvironment:
 
 
 # --- steps shared by every engine ---------------------------------------------------------------
-def check_formula(parsed: ParsedFormula, columns, env: FormulaEnvironment) -> list:
+def check_formula(parsed: ParsedFormula, columns, env: FormulaEnvironment,
+                  engine: str = "patsy") -> list:
     """Check every expression of a parsed formula; return the data columns it uses (in the
-    data's order).
+    data's order). ``engine``: formulaic reads ``{expr}`` as an expression, patsy does not.
 
     Raises
     ------
@@ -83,7 +84,8 @@ def check_formula(parsed: ParsedFormula, columns, env: FormulaEnvironment) -> li
         return name in labels or name in outer
 
     for code in parsed.codes:
-        check_code(code, known, env.trusted, lambda name: name in labels)
+        check_code(code, known, env.trusted, lambda name: name in labels,
+                   braces=engine == "formulaic")
     names = names_in(parsed.codes)
     used = [c for c in columns if str(c) in names]
     strs = [str(c) for c in used]
@@ -197,7 +199,7 @@ def build_design(
     _check_arguments(data, missing, engine)
     env = formula_env(eval_env, 1)
     parsed = parse(formula, list(data.columns), extra_terms, exclude)
-    used = check_formula(parsed, list(data.columns), env)
+    used = check_formula(parsed, list(data.columns), env, engine)
     frame = used_frame(data, used)
     rows = rows_to_fit(frame, data, used, aligned, missing)
     sub = plain_frame(frame if len(rows) == len(data) else frame.iloc[rows])

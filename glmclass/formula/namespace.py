@@ -119,7 +119,8 @@ def _chain(node: ast.Attribute) -> tuple[ast.expr, list[str]]:
 
 
 def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
-               is_column: Callable[[str], bool] | None = None) -> set[str]:
+               is_column: Callable[[str], bool] | None = None,
+               braces: bool = False) -> set[str]:
     """Refuse an expression that does more than compute a column; return the names it uses.
 
     Parameters
@@ -133,6 +134,9 @@ def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
     is_column : callable, optional
         ``is_column(name)``: whether a name is a data column (for ``Q("...")``); default
         ``known``.
+    braces : bool
+        The engine reads ``{expr}`` as a Python expression (formulaic): a term wrapped in
+        braces is not a set. With patsy, a ``{...}`` is refused with a message.
 
     Returns
     -------
@@ -157,6 +161,7 @@ def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
             raise _refuse(code, f"uses Python syntax that formulas do not allow "
                                 f"({type(node).__name__}): a term computes a column from "
                                 "columns and functions")
+    _check_habits(code, nodes, braces)
     # the gravest first: dunder names, then unknown names, then attributes and quoting
     names = [node.id for node in nodes if isinstance(node, ast.Name)]
     attrs = [node.attr for node in nodes if isinstance(node, ast.Attribute)]
@@ -174,6 +179,22 @@ def check_code(code: str, known: Callable[[str], bool], trusted: bool = False,
                 node.func.id == "Q":
             found.add(_check_quoted(code, node, is_column, known, trusted))
     return found
+
+
+def _check_habits(code: str, nodes: list[ast.AST], braces: bool) -> None:
+    """R's and formulaic's spellings that Python reads otherwise, refused before they give a
+    silently different column: ``^`` is XOR in Python (``19 ^ 2 == 17``), and ``{...}`` a set."""
+    if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitXor) for n in nodes):
+        raise _refuse(code, "uses '^', which in Python is bitwise XOR, not a power (19 ^ 2 is "
+                            "17): write ** for a power, e.g. I(age**2) (or np.bitwise_xor(a, b) "
+                            "if you meant XOR)")
+    outer = nodes[0].body if nodes and isinstance(nodes[0], ast.Expression) else None
+    if any(isinstance(n, ast.Set) and not (braces and n is outer) for n in nodes):
+        if braces:
+            raise _refuse(code, "uses a Python set {...} inside an expression; a term computes "
+                                "a column from columns and functions")
+        raise _refuse(code, "uses {...}, formulaic's syntax for a Python expression: with the "
+                            "patsy engine write I(z**2), or pass engine='formulaic'")
 
 
 def _check_name(code: str, name: str, known: Callable[[str], bool]) -> None:
