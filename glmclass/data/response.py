@@ -155,8 +155,9 @@ def binary_response(y, name: str = "endog") -> tuple[np.ndarray, list | None]:
             if ((v < 0) | (v > 1)).any():
                 bad = v[(v < 0) | (v > 1)][0]
                 raise ValueError(
-                    f"response {name!r} has the value {bad:g}: a binary model needs 0/1 values, "
-                    "two labels, or proportions in [0, 1]; use MNLogit for more than two classes"
+                    f"response {name!r} has the value {float(bad)!r}: a binary model needs 0/1 "
+                    "values, two labels, or proportions in [0, 1]; use MNLogit for more than two "
+                    "classes"
                 )
             return v, None
         n_ones = int(np.count_nonzero(ones))  # 0/1 values: both must occur (no sort)

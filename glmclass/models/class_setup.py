@@ -45,9 +45,18 @@ def parse_prior(prior, levels: list) -> np.ndarray | None:
         if missing:
             raise ValueError(f"prior gives no value for the class {missing[0]!r}; give one prior "
                              f"per class ({levels})")
-        p = np.array([given[lv] for lv in levels], dtype=float)
+        try:
+            p = np.array([given[lv] for lv in levels], dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"prior must give a probability per class; got {given!r}") \
+                from None
     else:
-        p = np.asarray(prior, dtype=float).ravel()
+        try:
+            p = np.asarray(prior, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(f"prior must be one probability per class ({levels}), in that "
+                             f"order, or a dict by class such as {{{levels[0]!r}: 0.5, ...}}; "
+                             f"got {prior!r}") from None
         if p.shape != (k,):
             raise ValueError(f"prior has {p.size} values but the response has {k} classes "
                              f"({levels}); give one per class in that order, or a dict by class")
@@ -81,7 +90,8 @@ def check_binary(X: np.ndarray, names: list[str]) -> None:
     if bad.any():
         j = int(np.flatnonzero(bad.any(axis=0))[0])
         v = X[bad[:, j], j][0]
-        raise ValueError(f"feature {names[j]!r} has the value {v:g}: BernoulliNB needs binary "
+        raise ValueError(f"feature {names[j]!r} has the value {float(v)!r}: BernoulliNB needs "
+                         "binary "
                          "(0/1 or bool) features; binarise it (e.g. from_formula with "
                          "'I(x > c)' or C(x) indicators)")
 

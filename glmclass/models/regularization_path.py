@@ -132,6 +132,7 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
     L1_wt = R.check_l1_wt(L1_wt)
     standardize = R.check_bool(standardize, "standardize")
     stratify = R.check_bool(stratify, "stratify")
+    seed = R.check_seed(seed)
     control = R.cd_control(maxiter, tol)
     mn = R.is_multinomial(model)
     icpt = model.data.intercept_index

@@ -61,6 +61,17 @@ def check_bool(value, name: str) -> bool:
     return bool(value)
 
 
+def check_seed(value, name: str = "seed"):
+    """A seed for ``numpy.random.default_rng``: None, a non-negative integer or a Generator."""
+    if value is None or isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+            or value < 0:
+        raise ValueError(f"{name} must be None, a non-negative integer or a "
+                         f"numpy.random.Generator, got {value!r}")
+    return int(value)
+
+
 def penalty_factors(penalty_factor, names: list[str], intercept: int | None) -> np.ndarray:
     """Per-column penalty factors, rescaled to sum to the number of penalisable columns (as
     glmnet does); the intercept's is 0 whatever is given.

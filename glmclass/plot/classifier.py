@@ -23,6 +23,9 @@ def _rhs_columns(formula: str, columns) -> list:
 
 def _held_value(col: pd.Series):
     """Where a column not on the axes is held: its median, or its most frequent value."""
+    if col.dropna().empty:
+        raise ValueError(f"the column {col.name!r} of data has no value (all missing): it is "
+                         f"held fixed in the plot; pass fixed={{{col.name!r}: value}}")
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         return float(col.median())
     return col.mode(dropna=True).iloc[0]
@@ -54,6 +57,11 @@ class _Space:
                 raise ValueError(f"{name}={col!r} is not numeric: a decision boundary needs two "
                                  "numeric features on its axes (hold a categorical one fixed)")
         self.points = data[[x, y]].to_numpy(dtype=float)
+        for col, values in zip((x, y), self.points.T, strict=True):
+            if not np.isfinite(values).any():
+                raise ValueError(f"the column {col!r} of data has no finite value (all missing "
+                                 "or infinite): the plot's axis needs its range; pass data "
+                                 "with values of it")
         resp = self.model.data.endog_name
         self.labels = data[resp].to_numpy(dtype=object) if resp in data.columns else None
 

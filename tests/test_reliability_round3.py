@@ -1,0 +1,60 @@
+"""Silent wrong answers and unhelpful messages of issue 25 (round three), one test each."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+import glmclass as gc  # noqa: E402
+import glmclass.formula.api as gcf  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def birthwt() -> pd.DataFrame:
+    return gc.datasets.load("birthwt")
+
+
+def test_response_value_printed_with_full_precision(birthwt):
+    # item 24: 1 + 1e-12 was reported as "the value 1"
+    df = birthwt.assign(low=birthwt.low.astype(float))
+    df.loc[0, "low"] = 1 + 1e-12
+    with pytest.raises(ValueError, match=r"has the value 1\.000000000001:"):
+        gcf.logit("low ~ age", df)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "x", True])
+def test_regularization_path_seed_is_checked(birthwt, seed):
+    # item 20: a bad seed went through (or failed inside numpy's generator)
+    model = gcf.logit("low ~ age + lwt", birthwt)
+    with pytest.raises(ValueError, match=r"seed must be None, a non-negative integer"):
+        model.regularization_path(5, cv=3, seed=seed)
+
+
+def test_regularization_path_seed_generator_and_int_work(birthwt):
+    model = gcf.logit("low ~ age + lwt", birthwt)
+    a = model.regularization_path(5, cv=3, seed=7)
+    b = model.regularization_path(5, cv=3, seed=np.random.default_rng(7))
+    np.testing.assert_array_equal(a.folds, b.folds)
+    np.testing.assert_allclose(a.cv_mean, b.cv_mean, rtol=1e-12)
+
+
+@pytest.mark.parametrize("prior", [["a", "b"], {0: "x", 1: 0.5}])
+def test_lda_prior_of_strings_names_prior(birthwt, prior):
+    # item 25: "could not convert string to float: 'a'"
+    with pytest.raises(ValueError, match=r"^prior must"):
+        gcf.lda("low ~ age", birthwt, prior=prior)
+
+
+def test_decision_boundary_all_nan_feature_names_the_column(birthwt):
+    # item 22: "Axis limits cannot be NaN or Inf" after numpy's All-NaN warnings
+    res = gcf.lda("low ~ age + lwt", birthwt).fit()
+    with pytest.raises(ValueError, match=r"column 'age' of data has no finite value"):
+        gc.plot.decision_boundary(res, birthwt.assign(age=np.nan))
+    res = gcf.lda("low ~ age + lwt + smoke", birthwt).fit()
+    with pytest.raises(ValueError, match=r"column 'smoke' of data has no value.*fixed="):
+        gc.plot.decision_boundary(res, birthwt.assign(smoke=np.nan), x="age", y="lwt")
