@@ -58,3 +58,36 @@ def test_decision_boundary_all_nan_feature_names_the_column(birthwt):
     res = gcf.lda("low ~ age + lwt + smoke", birthwt).fit()
     with pytest.raises(ValueError, match=r"column 'smoke' of data has no value.*fixed="):
         gc.plot.decision_boundary(res, birthwt.assign(smoke=np.nan), x="age", y="lwt")
+
+
+def _separated() -> pd.DataFrame:
+    x = np.r_[np.linspace(-3, -0.1, 30), np.linspace(0.1, 3, 30)]
+    return pd.DataFrame({"x": x, "y": (x > 0).astype(float)})
+
+
+def test_bayes_optimized_prior_at_its_upper_bound_warns():
+    # item 9: separated data with a flat intercept: the scale was clipped at 1e5 in silence
+    with pytest.warns(gc.errors.ConvergenceWarning, match=r"prior scale of x is clipped at its "
+                                                          r"upper bound 1e\+05.*separated"):
+        res = gcf.bayes_logit("y ~ x", _separated(), prior_scale_intercept=np.inf).fit(
+            optimize_prior=True)
+    assert res.prior_scale["x"] == pytest.approx(1e5, rel=1e-4)
+
+
+def test_bayes_optimized_prior_at_its_lower_bound_warns(birthwt):
+    # item 9: no signal: the scale was pinned at 1e-5 in silence
+    rng = np.random.default_rng(0)
+    df = birthwt.assign(noise=rng.normal(size=len(birthwt)),
+                        low=rng.integers(0, 2, len(birthwt)))
+    with pytest.warns(gc.errors.ConvergenceWarning, match=r"pinned at its lower bound 1e-05.*"
+                                                          r"no signal"):
+        res = gcf.bayes_logit("low ~ noise", df).fit(optimize_prior=True)
+    assert np.all(np.abs(res.params) < 1e-8)
+
+
+def test_bayes_optimized_prior_inside_the_bounds_does_not_warn(birthwt):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gc.errors.ConvergenceWarning)
+        res = gcf.bayes_logit("low ~ age + lwt + smoke", birthwt).fit(optimize_prior=True)
+    assert 1e-5 < res.prior_scale.iloc[0] < 1e5

@@ -227,6 +227,7 @@ class BayesBinary(GLMBase):
                           f"{np.array2string(opt.alpha, precision=6)}. The evidence may keep "
                           "growing as alpha -> 0 (separated data) or infinity (no signal)",
                           ConvergenceWarning, stacklevel=3)
+        _warn_at_bound(opt.alpha, group_names_of(codes, n_groups, self.exog_names))
         return _with_groups(precision, codes, opt.alpha), opt
 
     def posterior_at(self, precision: np.ndarray, control: Control, start,
@@ -348,3 +349,30 @@ def _cov_diag(post: Posterior) -> np.ndarray:
     except NotPositiveDefinite:
         out[keep] = np.nan
     return out
+
+
+def group_names_of(codes: np.ndarray, n_groups: int, names: list) -> list[str]:
+    """A short name per prior group: its design columns (``"x1, x2"``)."""
+    return [", ".join(str(names[j]) for j in np.flatnonzero(codes == g)[:3])
+            + (", ..." if np.count_nonzero(codes == g) > 3 else "") for g in range(n_groups)]
+
+
+def _warn_at_bound(alpha: np.ndarray, groups: list[str]) -> None:
+    """The evidence search stops at :data:`~glmclass.numerics.laplace.ALPHA_BOUNDS`: say which
+    bound, for which coefficients, and what it means, rather than report the bound as an
+    optimum."""
+    lo, hi = laplace.ALPHA_BOUNDS
+    for a, name in zip(np.atleast_1d(alpha), groups, strict=True):
+        if np.log(hi / a) < 1e-4:  # within 0.01 % of the bound (Brent's last step)
+            warnings.warn(
+                f"optimize_prior: the prior scale of {name} is pinned at its lower bound "
+                f"{1 / np.sqrt(hi):.0e} (the evidence keeps growing as the scale shrinks: the "
+                "data show no signal in these coefficients, which are set to the prior mean); "
+                "this is the bound, not an optimum", ConvergenceWarning, stacklevel=4)
+        elif np.log(a / lo) < 1e-4:
+            warnings.warn(
+                f"optimize_prior: the prior scale of {name} is clipped at its upper bound "
+                f"{1 / np.sqrt(lo):.0e} (the evidence keeps growing as the prior flattens: "
+                "separated data, whose maximum-likelihood estimates do not exist, or a "
+                "coefficient the prior no longer restrains); this is the bound, not an optimum: "
+                "fix prior_scale instead", ConvergenceWarning, stacklevel=4)
