@@ -91,3 +91,18 @@ def test_bayes_optimized_prior_inside_the_bounds_does_not_warn(birthwt):
         warnings.simplefilter("error", gc.errors.ConvergenceWarning)
         res = gcf.bayes_logit("low ~ age + lwt + smoke", birthwt).fit(optimize_prior=True)
     assert 1e-5 < res.prior_scale.iloc[0] < 1e5
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-300])
+def test_gaussian_nb_feature_too_small_to_square_says_underflow(birthwt, scale):
+    # item 10: 1e-160 gave posteriors off by 1e-6..1e-4 in silence; 1e-300 said "constant"
+    with pytest.raises(ValueError, match=r"feature 'age' is too small in scale.*underflows.*"
+                                         r"multiply it by 1e"):
+        gcf.gaussian_nb("low ~ age + lwt", birthwt.assign(age=birthwt.age * scale)).fit()
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e100])
+def test_gaussian_nb_posteriors_invariant_to_a_representable_rescaling(birthwt, scale):
+    a = gcf.gaussian_nb("low ~ age + lwt", birthwt).fit().predict(which="prob")
+    b = gcf.gaussian_nb("low ~ age + lwt", birthwt.assign(age=birthwt.age * scale)).fit()
+    np.testing.assert_allclose(b.predict(which="prob").to_numpy(), a.to_numpy(), rtol=1e-12)

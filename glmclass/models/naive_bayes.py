@@ -164,6 +164,7 @@ class GaussianNB(GenerativeBase):
 
     def _check_variances(self, variances: np.ndarray, means: np.ndarray,
                          smoothed: bool) -> None:
+        _check_underflow(variances, means, self.exog_names)
         if smoothed:  # the user chose the floor: only an exact 0 is degenerate
             bad = ~(variances > 0)
         else:  # constant within the class, up to rounding
@@ -175,3 +176,19 @@ class GaussianNB(GenerativeBase):
                              f"{self.levels[k]!r}: its variance there is 0 and the density "
                              "degenerate; drop the feature or pass var_smoothing= (e.g. 1e-9, "
                              "scikit-learn's default)")
+
+
+def _check_underflow(variances: np.ndarray, means: np.ndarray, names: list) -> None:
+    """A feature so small in scale that its variance is below the smallest normal double
+    (``2.2e-308``) has lost digits (a subnormal variance) or all of them (0): its posteriors
+    would not be invariant to rescaling it, so refuse it and say how to rescale."""
+    tiny = np.finfo(float).tiny
+    scale = np.abs(means).max(axis=0)
+    low = ((variances > 0) & (variances < tiny)).any(axis=0) | ((scale > 0) & (scale < 1e-150))
+    if low.any():
+        j = int(np.flatnonzero(low)[0])
+        size = float(np.sqrt(variances[:, j].max())) or float(scale[j])
+        raise ValueError(f"feature {names[j]!r} is too small in scale (about {size:.1e}) for its "
+                         "variance to be represented in double precision (the variance "
+                         f"underflows below {tiny:.1e}); rescale it, e.g. multiply it by "
+                         f"1e{-int(np.floor(np.log10(size))):d}")
