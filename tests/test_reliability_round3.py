@@ -106,3 +106,25 @@ def test_gaussian_nb_posteriors_invariant_to_a_representable_rescaling(birthwt, 
     a = gcf.gaussian_nb("low ~ age + lwt", birthwt).fit().predict(which="prob")
     b = gcf.gaussian_nb("low ~ age + lwt", birthwt.assign(age=birthwt.age * scale)).fit()
     np.testing.assert_allclose(b.predict(which="prob").to_numpy(), a.to_numpy(), rtol=1e-12)
+
+
+def test_masked_entries_are_missing_not_data(birthwt):
+    # item 8: the mask was ignored and masked entries were used as data
+    X = np.column_stack([np.ones(len(birthwt)), birthwt[["age", "lwt"]].to_numpy(float)])
+    y = birthwt["low"].to_numpy()
+    mask = np.zeros_like(X, dtype=bool)
+    mask[[3, 10], 1] = True
+    Xm = np.ma.array(X.copy(), mask=mask)
+    Xm.data[[3, 10], 1] = 1e6           # what is under the mask must not be read
+    ym = np.ma.array(y, mask=np.isin(np.arange(len(y)), [20]))
+    res = gc.Logit(ym, Xm).fit()
+    keep = ~np.isin(np.arange(len(y)), [3, 10, 20])
+    ref = gc.Logit(y[keep], X[keep]).fit()
+    np.testing.assert_allclose(res.params, ref.params, rtol=1e-12)
+    assert res.nobs == keep.sum()
+    assert Xm.data[3, 1] == 1e6 and Xm.mask[3, 1]          # the caller's array is untouched
+    with pytest.raises(ValueError, match="missing values"):
+        gc.Logit(ym, Xm, missing="raise")
+    w = np.ma.array(np.ones(len(y)), mask=np.isin(np.arange(len(y)), [7]))
+    res_w = gc.Logit(y, X, freq_weights=w).fit()
+    assert res_w.nobs == len(y) - 1

@@ -252,7 +252,14 @@ def _by_label(frame: pd.DataFrame, labels: tuple) -> pd.DataFrame:
 
 # --- the pieces --------------------------------------------------------------------------------
 def _dense(x):
-    """A scipy.sparse matrix as a dense array (the solvers work on dense designs)."""
+    """A scipy.sparse matrix as a dense array (the solvers work on dense designs), and a numpy
+    masked array with its masked entries missing (NaN, or None for labels), never used as data."""
+    if isinstance(x, np.ma.MaskedArray):
+        if not np.ma.is_masked(x):
+            return np.asarray(x.data)
+        if x.dtype.kind in "biuf":
+            return x.astype(float).filled(np.nan)
+        return x.astype(object).filled(None)
     return x.toarray() if hasattr(x, "toarray") and hasattr(x, "tocsr") else x
 
 
