@@ -128,3 +128,14 @@ def test_masked_entries_are_missing_not_data(birthwt):
     w = np.ma.array(np.ones(len(y)), mask=np.isin(np.arange(len(y)), [7]))
     res_w = gc.Logit(y, X, freq_weights=w).fit()
     assert res_w.nobs == len(y) - 1
+
+
+def test_predict_refuses_exposure_without_a_log_link(birthwt):
+    # item 15: Logit.predict(new, exposure=[2]) silently added log 2 to a logit
+    res = gcf.logit("low ~ age + lwt", birthwt).fit()
+    with pytest.raises(ValueError, match=r"exposure= is for a log link.*not 'logit'"):
+        res.predict(birthwt.head(2), exposure=[2, 2])
+    pois = gcf.poisson("ptl ~ age", birthwt).fit()
+    got = pois.predict(birthwt.head(2), exposure=[2, 2], which="linear")
+    want = pois.predict(birthwt.head(2), which="linear") + np.log(2)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

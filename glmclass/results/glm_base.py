@@ -208,6 +208,10 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         (None in-sample). A given offset (or exposure) replaces the model's or the formula's
         (:meth:`glmclass.data.model_data.ModelData.new_rows`)."""
         m = self.model
+        if exposure is not None and m.family.link.name != "log":
+            raise ValueError(f"exposure= is for a log link (log(exposure) is added to the linear "
+                             f"predictor), not {m.family.link.name!r}: the model was fit "
+                             "without it; pass offset= for a known shift of the linear predictor")
         if exog is None and offset is None and exposure is None:
             return self._eta, m.data.index, None
         X, off, index = m.data.new_rows(exog, offset, exposure)
