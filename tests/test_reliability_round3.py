@@ -135,7 +135,7 @@ def test_predict_refuses_exposure_without_a_log_link(birthwt):
     res = gcf.logit("low ~ age + lwt", birthwt).fit()
     with pytest.raises(ValueError, match=r"exposure= is for a log link.*not 'logit'"):
         res.predict(birthwt.head(2), exposure=[2, 2])
-    pois = gcf.poisson("ptl ~ age", birthwt).fit()
+    pois = gcf.glm("ptl ~ age", birthwt, family=gc.families.Poisson()).fit()
     got = pois.predict(birthwt.head(2), exposure=[2, 2], which="linear")
     want = pois.predict(birthwt.head(2), which="linear") + np.log(2)
     np.testing.assert_allclose(got, want, rtol=1e-12)
