@@ -139,3 +139,23 @@ def test_predict_refuses_exposure_without_a_log_link(birthwt):
     got = pois.predict(birthwt.head(2), exposure=[2, 2], which="linear")
     want = pois.predict(birthwt.head(2), which="linear") + np.log(2)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_lrtest_refuses_a_lasso_fit(birthwt):
+    # item 5: p = 0.558 from a penalised llf (the ML fit gives 0.660)
+    small = gcf.logit("low ~ age", birthwt).fit()
+    lasso = gcf.logit("low ~ age + lwt + smoke", birthwt).fit_regularized(alpha=0.01)
+    with pytest.raises(ValueError, match=r"model 2 is a penalised fit.*refit"):
+        gc.lrtest(small, lasso)
+    with pytest.raises(ValueError, match=r"penalised fit"):
+        gc.anova(small, lasso)
+
+
+def test_lrtest_refuses_different_links_or_families(birthwt):
+    # item 5: lrtest(logit, probit) returned p = 0.94
+    logit = gcf.logit("low ~ age", birthwt).fit()
+    probit = gcf.probit("low ~ age + lwt", birthwt).fit()
+    with pytest.raises(ValueError, match=r"logit link and model 2 .*probit link.*not nested"):
+        gc.lrtest(logit, probit)
+    ok = gc.lrtest(logit, gcf.logit("low ~ age + lwt", birthwt).fit())
+    assert 0 < ok.pvalue < 1

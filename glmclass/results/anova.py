@@ -25,9 +25,12 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import GlmclassWarning
+from ..families import Family
+from ..likelihoods import GLMLikelihood, likelihood_of
 from .bayes import BayesGLMResults
 from .dask import partitioned, same_rows
 from .firth import FirthResults
+from .regularized import RegularizedMNLogitResults, RegularizedResults
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,14 @@ def _check_results(results: Sequence, what: str) -> None:
                              "of the likelihood, so likelihood-ratio tests between fits do not "
                              "apply; use its penalised likelihood-ratio tests (plr_test(), "
                              "llr_pvalue) or Wald tests (wald_test_terms())")
+        if isinstance(r, (RegularizedResults, RegularizedMNLogitResults)):
+            raise ValueError(f"{what}: model {i} is a penalised fit (fit_regularized): its llf "
+                             "is not a maximum of the likelihood, so likelihood-ratio tests do "
+                             "not apply; refit the selected columns by maximum likelihood "
+                             "(path.refit(...) or .fit()) and test those fits")
     first = results[0]
     for i, r in enumerate(results[1:], 2):
+        _check_same_family(first, r, i, what)
         if not same_rows(first, r):
             raise ValueError(
                 f"{what}: model {i} was fit to different rows than model 1 ({r.nobs:g} and "
@@ -79,6 +88,28 @@ def _check_results(results: Sequence, what: str) -> None:
         if not _same_response(first, r):
             raise ValueError(f"{what}: model {i} has a different response than model 1; "
                              "the likelihoods of different responses cannot be compared")
+
+
+def _glm_family(res) -> Family | None:
+    """The family of a GLM-type fit (None for other likelihoods)."""
+    try:
+        lik = likelihood_of(res.model)
+    except TypeError:
+        return None
+    return lik.family if isinstance(lik, GLMLikelihood) else None
+
+
+def _check_same_family(first, other, i: int, what: str) -> None:
+    """GLMs of different families or links are not nested: their likelihood-ratio statistic has
+    no chi-squared distribution (a logit against a probit is not a test of anything)."""
+    fa, fb = _glm_family(first), _glm_family(other)
+    if fa is None or fb is None:
+        return
+    if type(fa) is not type(fb) or fa.link.name != fb.link.name:
+        raise ValueError(f"{what}: model 1 is a {fa.name} GLM with the {fa.link.name} link and "
+                         f"model {i} a {fb.name} GLM with the {fb.link.name} link: the models "
+                         "are not nested, so the likelihood-ratio test does not apply; compare "
+                         "them by AIC/BIC (gc.compare)")
 
 
 def _same_response(ra, rb) -> bool:
