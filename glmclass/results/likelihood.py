@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import hypothesis as H
 from .base import LikelihoodMixin
 from .terms import wald_test_terms
 
@@ -219,3 +220,55 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
             Array models have one term per column.
         """
         return wald_test_terms(self)
+
+    # --- linear hypotheses (glmclass.results.hypothesis) ------------------------------------
+    def wald_test(self, hypothesis, scalar: bool = True, use_f: bool = False
+                  ) -> H.WaldTestResults:
+        """Joint Wald test of linear constraints ``R b = q`` on the coefficients, with the
+        covariance the fit reports (``cov_type``): R's ``car::linearHypothesis(fit, ...,
+        test = "Chisq")``, statsmodels' ``wald_test(..., scalar=True)``.
+
+        Parameters
+        ----------
+        hypothesis : str, list of str, dict, ndarray of shape (m, k) or tuple (R, q)
+            Constraints in patsy's syntax over the design-column names: ``"x1 = x2"``,
+            ``"x1 = 0, x2 + x3 = 1"``, ``"2*x1 - x2 = 0"``, ``"C(race)[T.2] = C(race)[T.3]"``
+            (names are matched whole, longest first; a constraint without ``=`` is ``= 0``).
+            A multinomial model names the coefficient of term ``x`` for level ``2`` as
+            ``[2]x`` (or statsmodels' ``y2_x``). A dict ``{name: value}`` tests each name at
+            its value; a matrix R has one column per coefficient in the order of
+            :meth:`cov_params` (q = 0 unless given as ``(R, q)``). The text is parsed, never
+            evaluated.
+        scalar : bool
+            Give the statistic as a float (True) or a (1, 1) array (statsmodels' old form).
+        use_f : bool
+            The F form: ``chi2 / m`` on ``m`` and ``df_resid`` degrees of freedom.
+
+        Returns
+        -------
+        WaldTestResults
+            ``statistic``, ``pvalue``, ``df`` (m), ``df_denom`` (F only), ``summary()``.
+
+        Raises
+        ------
+        ValueError
+            An unknown name, text that is not a linear constraint, linearly dependent
+            constraints, or constraints on aliased (NaN) coefficients, naming them.
+        """
+        return H.wald_test(self, hypothesis, scalar=scalar, use_f=use_f)
+
+    def t_test(self, hypothesis) -> H.TTestResults:
+        """One Wald test per linear constraint (statsmodels' ``t_test``): the effect ``R b``,
+        its standard error, the z statistic ``(R b - q) / sd`` (t on ``df_resid`` when
+        ``use_t``), the two-sided p-value, ``conf_int()`` and ``summary_frame()``.
+
+        Parameters
+        ----------
+        hypothesis : str, list of str, dict, ndarray or tuple (R, q)
+            As :meth:`wald_test`.
+
+        Returns
+        -------
+        TTestResults
+        """
+        return H.t_test(self, hypothesis)
