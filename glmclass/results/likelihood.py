@@ -25,12 +25,13 @@ raises. A changed copy is made with :meth:`LikelihoodResults.replaced`.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import deviance_tables as DT
 from . import hypothesis as H
 from .base import LikelihoodMixin
 from .terms import wald_test_terms
@@ -62,6 +63,9 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
     use_t: bool = False
     #: Number of equations (linear predictors): K - 1 for a multinomial logit.
     n_equations: int = 1
+    #: Whether the estimates maximise the likelihood (False for a posterior mode or a
+    #: penalised fit): only then do deviance differences between refits test terms.
+    maximum_likelihood: ClassVar[bool] = True
 
     # --- freezing ---------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -272,3 +276,30 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
         TTestResults
         """
         return H.t_test(self, hypothesis)
+
+    # --- R's drop1 (glmclass.results.deviance_tables) ----------------------------------------
+    def drop1(self, test: str = "Chisq", k: float = 2.0) -> pd.DataFrame:
+        """R's ``drop1(fit, test = "Chisq")``: each term left out in turn (marginality
+        respected: a term inside a higher-order term is not dropped), refit on the same rows.
+
+        Parameters
+        ----------
+        test : {"Chisq", "LRT", "F", "none"}
+            The likelihood-ratio test of the scaled deviance change, the F test (families
+            with an estimated dispersion), or none.
+        k : float
+            Weight of the degrees of freedom in the ``aic`` column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``<none>`` and each droppable term: ``df``, ``deviance``, ``aic``,
+            ``lrt`` (or ``F``) and ``pvalue``.
+
+        Raises
+        ------
+        ValueError
+            For fits that are not maximum-likelihood GLMs (MNLogit: compare nested fits
+            with ``gc.anova``; Bayes, Firth: use Wald tests).
+        """
+        return DT.drop1(self, test=test, k=k)
