@@ -109,3 +109,18 @@ def test_refusals():
         gc.anova(gcf.bayes_logit("low ~ age + smoke", df).fit())
     assert list(res.drop1(test="none").columns) == ["df", "deviance", "aic"]
     assert list(gc.anova(res, test="LRT").columns)[-1] == "pvalue"
+
+
+def test_dask_tables_equal_in_memory():
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    df = birthwt()
+    formula = "low ~ age + lwt + C(race) * smoke + ptd"
+    with dask.config.set(scheduler="sync"):
+        a = gcf.logit(formula, df).fit()
+        b = gcf.logit(formula, dd.from_pandas(df, npartitions=3)).fit()
+        for ours, theirs in ((gc.anova(a), gc.anova(b)), (a.drop1(), b.drop1())):
+            assert list(ours.index) == list(theirs.index)
+            close(theirs.to_numpy()[1:], ours.to_numpy()[1:], 1e-10)
+        close(b.wald_test("ptd = smoke, age = 0").statistic,
+              a.wald_test("ptd = smoke, age = 0").statistic, 1e-10)
