@@ -67,8 +67,12 @@ def ordered_terms(res) -> list[tuple[str, list[int], frozenset]]:
     if spec is None:
         return [(t, c, frozenset([t])) for t, c in cols.items()
                 if c != [data.intercept_index]]
-    factors = {t.name(): frozenset(f.code for f in t.factors)
-               for t in spec.design_info.terms}
+    if spec.engine == "formulaic":  # patsy's term names: factor codes joined by ':'
+        factors = {t: frozenset(t.split(":")) if t != "Intercept" else frozenset()
+                   for t in cols}
+    else:
+        factors = {t.name(): frozenset(f.code for f in t.factors)
+                   for t in spec.design_info.terms}
     written = _formula_order(spec.formula)
     terms = [(t, c, factors.get(t, frozenset([t]))) for t, c in cols.items()
              if factors.get(t, frozenset([t]))]  # the intercept has no factor

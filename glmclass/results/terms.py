@@ -27,6 +27,13 @@ def term_columns(data) -> dict[str, list[int]]:
     if spec is None:
         return {name: [j] for j, name in enumerate(names)}
     out = {}
+    if spec.engine == "formulaic":  # patsy's term name of each column of the engine's matrix
+        offsets = set(spec.offset_positions)
+        terms = [t for j, t in enumerate(spec.terms) if j not in offsets]
+        for c, term in zip(spec.column_names, terms, strict=True):
+            if c in names:
+                out.setdefault(term, []).append(names.index(c))
+        return out
     for term, sl in spec.design_info.term_name_slices.items():
         cols = [names.index(c) for c in spec.column_names[sl] if c in names]
         if cols:  # a generative model's dropped intercept has none

@@ -124,3 +124,15 @@ def test_dask_tables_equal_in_memory():
             close(theirs.to_numpy()[1:], ours.to_numpy()[1:], 1e-10)
         close(b.wald_test("ptd = smoke, age = 0").statistic,
               a.wald_test("ptd = smoke, age = 0").statistic, 1e-10)
+
+
+def test_formulaic_engine_gives_the_same_tables():
+    pytest.importorskip("formulaic")
+    df = birthwt()
+    formula = "low ~ age + C(race) * smoke + offset(lwt / 1000)"
+    a = gcf.logit(formula, df).fit()
+    b = gcf.logit(formula, df, engine="formulaic").fit()
+    for ours, theirs in ((gc.anova(a), gc.anova(b)), (a.drop1(), b.drop1()),
+                         (a.wald_test_terms(), b.wald_test_terms())):
+        assert list(ours.index) == list(theirs.index)
+        close(theirs.to_numpy()[1:], ours.to_numpy()[1:], 1e-10)
