@@ -28,8 +28,9 @@ import pandas as pd
 import patsy
 from scipy import stats
 
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, DataError
 from ..families import Gaussian
+from ..formula.parse import expand_dot, split_formula
 from ..likelihoods import GLMLikelihood, likelihood_of
 from ..solvers.irls import Control, irls
 from .terms import term_columns
@@ -73,7 +74,8 @@ def ordered_terms(res) -> list[tuple[str, list[int], frozenset]]:
     else:
         factors = {t.name(): frozenset(f.code for f in t.factors)
                    for t in spec.design_info.terms}
-    written = _formula_order(spec.formula)
+    frame = data.frame
+    written = _formula_order(spec.formula, [] if frame is None else list(frame.columns))
     terms = [(t, c, factors.get(t, frozenset([t]))) for t, c in cols.items()
              if factors.get(t, frozenset([t]))]  # the intercept has no factor
 
@@ -84,12 +86,14 @@ def ordered_terms(res) -> list[tuple[str, list[int], frozenset]]:
     return sorted(terms, key=key)  # stable: design order where the formula says nothing
 
 
-def _formula_order(formula: str) -> dict[str, int]:
-    """Position of each right-hand-side term in the formula as written (patsy's parser, which
-    reads the text and evaluates nothing); empty when patsy cannot read it (R's ``.``)."""
+def _formula_order(formula: str, columns: list) -> dict[str, int]:
+    """Position of each right-hand-side term in the formula as written, R's ``.`` expanded
+    to ``columns`` in their order (patsy's parser, which reads the text and evaluates
+    nothing); empty when it cannot be read (the design's order is then kept)."""
     try:
-        desc = patsy.ModelDesc.from_formula(formula)
-    except Exception:  # noqa: BLE001 - any formula patsy cannot parse: keep the design order
+        rhs = expand_dot(split_formula(formula)[1], columns)
+        desc = patsy.ModelDesc.from_formula("~ " + rhs)
+    except (patsy.PatsyError, DataError, SyntaxError, ValueError):
         return {}
     return {t.name(): i for i, t in enumerate(desc.rhs_termlist)}
 

@@ -54,6 +54,9 @@ def test_terms_in_r_order_not_the_design_s():
     res = gcf.logit("low ~ age + C(race) + smoke", birthwt()).fit()
     assert list(res.params.index[:3]) == ["Intercept", "C(race)[T.other]", "C(race)[T.white]"]
     assert list(gc.anova(res).index) == ["NULL", "age", "C(race)", "smoke"]
+    # R's '.' is the other columns in the data's order
+    dot = gcf.logit("low ~ . + age:smoke", birthwt()[["low", "age", "race", "smoke"]]).fit()
+    assert list(gc.anova(dot).index) == ["NULL", "age", "race", "smoke", "age:smoke"]
 
 
 def test_last_row_and_single_refits_equal_separate_fits():
