@@ -483,6 +483,19 @@ class TTestResults:
 
 # --- the tests -----------------------------------------------------------------------------------
 
+def quadratic_form(d: np.ndarray, V: np.ndarray) -> float:
+    """``d' V^-1 d`` by a Cholesky factor of V: the Wald statistic of ``d`` with covariance
+    V (NaN when V is not finite or not positive definite). Also the statistic of
+    :func:`~glmclass.results.terms.wald_test_terms`."""
+    if d.size == 0 or not np.all(np.isfinite(V)):
+        return np.nan
+    try:
+        c = linalg.cho_factor(V, lower=True)
+    except linalg.LinAlgError:
+        return np.nan
+    return float(d @ linalg.cho_solve(c, d))
+
+
 def _pieces(res, hypothesis) -> tuple[Constraints, np.ndarray, np.ndarray, np.ndarray]:
     """Constraints on the used coefficients: (cons, R restricted, b, V) over them."""
     labels = res.tidy_labels
@@ -509,14 +522,11 @@ def wald_test(res, hypothesis, scalar: bool = True, use_f: bool = False) -> Wald
     if not isinstance(use_f, bool) or not isinstance(scalar, bool):
         raise TypeError("use_f and scalar must be True or False")
     cons, R, b, V = _pieces(res, hypothesis)
-    d = R @ b - cons.q
-    middle = R @ V @ R.T
-    try:
-        chi2 = float(d @ linalg.solve(middle, d, assume_a="pos"))
-    except (linalg.LinAlgError, ValueError):
-        raise ValueError("hypothesis: R V R' is singular (the covariance of the constrained "
-                         "combinations has no inverse); test fewer or other constraints") \
-            from None
+    chi2 = quadratic_form(R @ b - cons.q, R @ V @ R.T)
+    if not np.isfinite(chi2):
+        raise ValueError("hypothesis: R V R' is not positive definite (the covariance of the "
+                         "constrained combinations has no inverse); test fewer or other "
+                         "constraints")
     m = R.shape[0]
     if use_f:
         stat, df_denom = chi2 / m, float(res.df_resid)

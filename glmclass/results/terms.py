@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, stats
+from scipy import stats
+
+from .hypothesis import quadratic_form
 
 
 def term_columns(data) -> dict[str, list[int]]:
@@ -72,11 +74,5 @@ def wald_test_terms(res) -> pd.DataFrame:
 def _wald(b: np.ndarray, V: np.ndarray) -> tuple[float, int, float]:
     """b' V^-1 b, its degrees of freedom and p-value (NaN when V is not positive definite)."""
     k = b.size
-    if k == 0 or not np.all(np.isfinite(V)):
-        return np.nan, k, np.nan
-    try:
-        c = linalg.cho_factor(V, lower=True)
-    except linalg.LinAlgError:
-        return np.nan, k, np.nan
-    w = float(b @ linalg.cho_solve(c, b))
-    return w, k, float(stats.chi2.sf(w, k))
+    w = quadratic_form(b, V)
+    return w, k, float(stats.chi2.sf(w, k)) if np.isfinite(w) else np.nan

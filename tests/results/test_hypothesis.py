@@ -202,3 +202,16 @@ def test_summary_texts():
     frame = res.t_test("ptd = ht, age = 0").summary_frame(alpha=0.1)
     assert list(frame.index) == ["ptd = ht", "age = 0"]
     assert "Test for constraints" in res.t_test("ptd = ht").summary()
+
+
+def test_gaussian_t_test_uses_t_as_statsmodels_with_use_t():
+    formula = reference()["cases"]["gaussian"]["formula"]
+    res = fit("gaussian")
+    s = smf.glm(formula, birthwt(), family=sm.families.Gaussian()).fit(use_t=True)
+    for h in ("smoke = ht", "C(race)[T.other] = 0, lwt = 0.01"):
+        ta, tb = res.t_test(h).summary_frame(), s.t_test(h).summary_frame()
+        assert list(ta.columns) == list(tb.columns) and "P>|t|" in ta.columns
+        close(ta.to_numpy(), tb.to_numpy())
+        fa, fb = res.wald_test(h, use_f=True), s.wald_test(h, use_f=True, scalar=True)
+        close(fa.statistic, fb.statistic)
+        close(fa.pvalue, fb.pvalue)
