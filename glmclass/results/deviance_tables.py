@@ -52,6 +52,10 @@ def _check(res, what: str, test: str, tests: tuple[str, ...]) -> None:
         raise ValueError(f"{what}: a {type(res.model).__name__} fit does not maximise the "
                          "likelihood, so deviance differences between refits do not test "
                          "its terms; use wald_test_terms() or wald_test()")
+    if getattr(res, "data_removed", False):  # saved with remove_data=True
+        raise ValueError(f"{what} refits the model on its rows, which these results were "
+                         "saved without (remove_data=True); load results saved with their "
+                         "data, or fit the model again")
     if test == "F" and res.model.family.fixed_scale:
         raise ValueError(f"{what}: test='F' is for families with an estimated dispersion "
                          f"(Gaussian, Gamma); the {type(res.model.family).__name__} family "

@@ -139,3 +139,18 @@ def test_formulaic_engine_gives_the_same_tables():
                          (a.wald_test_terms(), b.wald_test_terms())):
         assert list(ours.index) == list(theirs.index)
         close(theirs.to_numpy()[1:], ours.to_numpy()[1:], 1e-10)
+
+
+def test_saved_results_without_data_refuse_refits(tmp_path):
+    res = gcf.logit("low ~ age + C(race) + smoke", birthwt()).fit()
+    res.save(tmp_path / "with.pkl")
+    back = gc.load(tmp_path / "with.pkl")
+    close(gc.anova(back).to_numpy()[1:], gc.anova(res).to_numpy()[1:], 1e-12)
+    res.save(tmp_path / "without.pkl", remove_data=True)
+    bare = gc.load(tmp_path / "without.pkl")
+    close(bare.wald_test("smoke = age").statistic, res.wald_test("smoke = age").statistic,
+          1e-14)
+    with pytest.raises(ValueError, match="saved without .remove_data=True."):
+        bare.drop1()
+    with pytest.raises(ValueError, match="saved without .remove_data=True."):
+        gc.anova(bare)
