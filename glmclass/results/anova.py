@@ -29,6 +29,7 @@ from ..families import Family
 from ..likelihoods import GLMLikelihood, likelihood_of
 from .bayes import BayesGLMResults
 from .dask import partitioned, same_rows
+from .deviance_tables import sequential_anova
 from .firth import FirthResults
 from .regularized import RegularizedMNLogitResults, RegularizedResults
 
@@ -175,15 +176,21 @@ def _names(results: Sequence, names: Sequence[str] | None) -> list[str]:
 
 
 def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Analysis of deviance of nested fits, R's ``anova(m1, m2, ..., test = "Chisq")``.
+    """Analysis of deviance of nested fits, R's ``anova(m1, m2, ..., test = "Chisq")``; of
+    one GLM fit, R's sequential table ``anova(fit, test = "Chisq")``.
 
     Parameters
     ----------
     *results : results
         Two or more maximum-likelihood fits of the same response on the same rows, from the
-        smallest to the largest, each with more parameters than the one before.
+        smallest to the largest, each with more parameters than the one before. One GLM fit
+        gives the sequential table instead: each formula term added in turn (R's order: by
+        degree, then as written), refit on the same rows
+        (:func:`~glmclass.results.deviance_tables.sequential_anova`): rows ``NULL`` and one
+        per term, columns ``df``, ``deviance``, ``df_resid``, ``resid_deviance``, ``pvalue``.
     test : {"Chisq", "LRT"}
-        The chi-squared test of the scaled deviance differences (R's two names for it).
+        The chi-squared test of the scaled deviance differences (R's two names for it); one
+        fit with an estimated dispersion also takes ``"F"``.
     names : sequence of str, optional
         Row labels; default the formulas (``model 1``, ... without one).
 
@@ -201,13 +208,19 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
         Fewer than two fits, fits to different rows or responses, or a model without more
         parameters than the one before it (the message names both).
     """
-    if test not in ("Chisq", "LRT"):
-        raise ValueError(f"anova: test must be 'Chisq' (or its alias 'LRT'), got {test!r}")
     if len(results) == 1 and isinstance(results[0], (list, tuple)):
         results = tuple(results[0])
+    if len(results) == 1:  # R's anova(fit): the terms of one fit, added in turn
+        _check_results(results, "anova")
+        if names is not None:
+            raise ValueError("anova of one fit labels its rows by term; names= is for "
+                             "two or more fits")
+        return sequential_anova(results[0], test=test)
+    if test not in ("Chisq", "LRT"):
+        raise ValueError(f"anova: test must be 'Chisq' (or its alias 'LRT'), got {test!r}")
     if len(results) < 2:
-        raise ValueError("anova needs two or more fitted models, from the smallest to the "
-                         "largest")
+        raise ValueError("anova needs one fitted GLM (the sequential table of its terms) or "
+                         "two or more fitted models, from the smallest to the largest")
     _check_results(results, "anova")
     for i in range(1, len(results)):
         k0, k1 = results[i - 1].k_params, results[i].k_params

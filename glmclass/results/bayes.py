@@ -60,6 +60,8 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         Laplace approximation of ln p(y) (PRML eq. 4.137).
     """
 
+    maximum_likelihood = False  # a posterior mode
+
     def __init__(self, model, post, null, codes: np.ndarray, group_names: list, opt,
                  information: str) -> None:
         super().__init__(model, post.fit, null)

@@ -78,6 +78,7 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
     """
 
     method = "firth"
+    maximum_likelihood = False  # a penalised likelihood's maximum
     information = "expected"
     cov_type = "nonrobust"
     scale = 1.0

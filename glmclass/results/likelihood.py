@@ -25,12 +25,14 @@ raises. A changed copy is made with :meth:`LikelihoodResults.replaced`.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import deviance_tables as DT
+from . import hypothesis as H
 from .base import LikelihoodMixin
 from .terms import wald_test_terms
 
@@ -61,6 +63,9 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
     use_t: bool = False
     #: Number of equations (linear predictors): K - 1 for a multinomial logit.
     n_equations: int = 1
+    #: Whether the estimates maximise the likelihood (False for a posterior mode or a
+    #: penalised fit): only then do deviance differences between refits test terms.
+    maximum_likelihood: ClassVar[bool] = True
 
     # --- freezing ---------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -219,3 +224,82 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
             Array models have one term per column.
         """
         return wald_test_terms(self)
+
+    # --- linear hypotheses (glmclass.results.hypothesis) ------------------------------------
+    def wald_test(self, hypothesis, scalar: bool = True, use_f: bool = False
+                  ) -> H.WaldTestResults:
+        """Joint Wald test of linear constraints ``R b = q`` on the coefficients, with the
+        covariance the fit reports (``cov_type``): R's ``car::linearHypothesis(fit, ...,
+        test = "Chisq")``, statsmodels' ``wald_test(..., scalar=True)``.
+
+        Parameters
+        ----------
+        hypothesis : str, list of str, dict, ndarray of shape (m, k) or tuple (R, q)
+            Constraints in patsy's syntax over the design-column names: ``"x1 = x2"``,
+            ``"x1 = 0, x2 + x3 = 1"``, ``"2*x1 - x2 = 0"``, ``"C(race)[T.2] = C(race)[T.3]"``
+            (names are matched whole, longest first; a constraint without ``=`` is ``= 0``).
+            A multinomial model names the coefficient of term ``x`` for level ``2`` as
+            ``[2]x`` (or statsmodels' ``y2_x``). A dict ``{name: value}`` tests each name at
+            its value; a matrix R has one column per coefficient in the order of
+            :meth:`cov_params` (q = 0 unless given as ``(R, q)``). The text is parsed, never
+            evaluated.
+        scalar : bool
+            Give the statistic as a float (True) or a (1, 1) array (statsmodels' old form).
+        use_f : bool
+            The F form: ``chi2 / m`` on ``m`` and ``df_resid`` degrees of freedom.
+
+        Returns
+        -------
+        WaldTestResults
+            ``statistic``, ``pvalue``, ``df`` (m), ``df_denom`` (F only), ``summary()``.
+
+        Raises
+        ------
+        ValueError
+            An unknown name, text that is not a linear constraint, linearly dependent
+            constraints, or constraints on aliased (NaN) coefficients, naming them.
+        """
+        return H.wald_test(self, hypothesis, scalar=scalar, use_f=use_f)
+
+    def t_test(self, hypothesis) -> H.TTestResults:
+        """One Wald test per linear constraint (statsmodels' ``t_test``): the effect ``R b``,
+        its standard error, the z statistic ``(R b - q) / sd`` (t on ``df_resid`` when
+        ``use_t``), the two-sided p-value, ``conf_int()`` and ``summary_frame()``.
+
+        Parameters
+        ----------
+        hypothesis : str, list of str, dict, ndarray or tuple (R, q)
+            As :meth:`wald_test`.
+
+        Returns
+        -------
+        TTestResults
+        """
+        return H.t_test(self, hypothesis)
+
+    # --- R's drop1 (glmclass.results.deviance_tables) ----------------------------------------
+    def drop1(self, test: str = "Chisq", k: float = 2.0) -> pd.DataFrame:
+        """R's ``drop1(fit, test = "Chisq")``: each term left out in turn (marginality
+        respected: a term inside a higher-order term is not dropped), refit on the same rows.
+
+        Parameters
+        ----------
+        test : {"Chisq", "LRT", "F", "none"}
+            The likelihood-ratio test of the scaled deviance change, the F test (families
+            with an estimated dispersion), or none.
+        k : float
+            Weight of the degrees of freedom in the ``aic`` column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``<none>`` and each droppable term: ``df``, ``deviance``, ``aic``,
+            ``lrt`` (or ``F``) and ``pvalue``.
+
+        Raises
+        ------
+        ValueError
+            For fits that are not maximum-likelihood GLMs (MNLogit: compare nested fits
+            with ``gc.anova``; Bayes, Firth: use Wald tests).
+        """
+        return DT.drop1(self, test=test, k=k)

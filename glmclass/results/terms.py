@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, stats
+from scipy import stats
+
+from .hypothesis import quadratic_form
 
 
 def term_columns(data) -> dict[str, list[int]]:
@@ -27,6 +29,13 @@ def term_columns(data) -> dict[str, list[int]]:
     if spec is None:
         return {name: [j] for j, name in enumerate(names)}
     out = {}
+    if spec.engine == "formulaic":  # patsy's term name of each column of the engine's matrix
+        offsets = set(spec.offset_positions)
+        terms = [t for j, t in enumerate(spec.terms) if j not in offsets]
+        for c, term in zip(spec.column_names, terms, strict=True):
+            if c in names:
+                out.setdefault(term, []).append(names.index(c))
+        return out
     for term, sl in spec.design_info.term_name_slices.items():
         cols = [names.index(c) for c in spec.column_names[sl] if c in names]
         if cols:  # a generative model's dropped intercept has none
@@ -65,11 +74,5 @@ def wald_test_terms(res) -> pd.DataFrame:
 def _wald(b: np.ndarray, V: np.ndarray) -> tuple[float, int, float]:
     """b' V^-1 b, its degrees of freedom and p-value (NaN when V is not positive definite)."""
     k = b.size
-    if k == 0 or not np.all(np.isfinite(V)):
-        return np.nan, k, np.nan
-    try:
-        c = linalg.cho_factor(V, lower=True)
-    except linalg.LinAlgError:
-        return np.nan, k, np.nan
-    w = float(b @ linalg.cho_solve(c, b))
-    return w, k, float(stats.chi2.sf(w, k))
+    w = quadratic_form(b, V)
+    return w, k, float(stats.chi2.sf(w, k)) if np.isfinite(w) else np.nan
