@@ -41,7 +41,7 @@ from ..data.model_data import is_dask
 from ..errors import GlmclassWarning
 from ..families import Family
 from . import safe_io
-from .dask import detach, partitioned
+from .dask import detach, partitioned, shallow_copy
 
 FORMAT = "glmclass-results"
 #: Version of the file layout (the header around the pickled results).
@@ -106,6 +106,11 @@ def save(res, path, remove_data: bool = False, format: str = "safe") -> None:
         raise ValueError(f"remove_data must be True or False, got {remove_data!r}")
     if format not in FORMATS:
         raise ValueError(f"format must be 'safe' (data only) or 'pickle', got {format!r}")
+    if format == "safe" and not remove_data and partitioned(res):
+        raise ValueError("the rows of this fit live in Dask partitions, which a data-only file "
+                         "cannot hold: save(path, remove_data=True) keeps the estimates, the "
+                         "summary and predictions on new data; format='pickle' keeps the Dask "
+                         "collections (and needs gc.load(path, trusted=True))")
     obj = without_data(res) if remove_data else res
     if format == "safe":
         buf = io.BytesIO()
@@ -230,8 +235,8 @@ def without_data(res):
     for name, value in list(out.__dict__.items()):
         if is_dask(value) or (not lazy and _per_row(value, n, index)):
             del out.__dict__[name]
-    # Dask data: the model as shipped to the partitions (names, design recipe, no rows)
-    out.__dict__["model"] = detach(res).model if lazy else _model_without_data(res.model, n)
+    # Dask data: the model as shipped to the partitions (names, design, no rows)
+    out.__dict__["model"] = _detached_model(res) if lazy else _model_without_data(res.model, n)
     out.__dict__["data_removed"] = True
     return out
 
@@ -263,3 +268,19 @@ def _model_without_data(model, n: int):
                 value.ndim >= 1 and value.shape[0] == n:
             attrs[name] = value[:0]
     return out
+
+
+def _detached_model(res):
+    """The model of a Dask fit as shipped to the partitions, its design without the few
+    example rows the partitions' recipe keeps (levels and transform numbers only)."""
+    model = detach(res).model
+    data = model.data
+    if data.spec is None:
+        return model
+    light = dataclasses.replace(data, spec=data.spec.without_rows())
+    changes: dict = {"data": light}
+    problem = vars(model).get("problem")
+    if problem is not None and dataclasses.is_dataclass(problem) and \
+            any(f.name == "data" for f in dataclasses.fields(problem)):
+        changes["problem"] = dataclasses.replace(problem, data=light)
+    return shallow_copy(model, **changes)
