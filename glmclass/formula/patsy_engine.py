@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from ..errors import DataError, GlmclassError
-from .namespace import FormulaEnvironment, safe_namespace
+from ..errors import DataError, GlmclassError, UnsafeFormulaError
+from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula, names_in, parse, split_formula
 from .patsy_state import design_from_state, design_state
 from .spec import SpecBase, describe_term, numeric_columns, plain_value
@@ -141,10 +141,16 @@ class DesignSpec(SpecBase):
             When the formula was evaluated with the caller's names (``eval_env=``), which a
             data-only file cannot hold.
         """
-        if self.trusted and picklable_names(self.design_info):
-            raise ValueError(f"the formula {self.formula!r} uses names from eval_env= (your "
-                             "own functions or values), which a data-only file cannot hold: "
-                             "save these results with format='pickle'")
+        columns, safe = set(self.columns), safe_namespace()
+        for factor in self.design_info.factor_infos:
+            try:  # as a file is read back: the data's columns and the safe names only
+                check_code(factor.code, lambda n: n in columns or n in safe, False,
+                           lambda n: n in columns)
+            except UnsafeFormulaError as exc:
+                raise ValueError(f"the formula {self.formula!r} needs more than the columns "
+                                 f"and the safe functions ({exc}): it was evaluated with "
+                                 "eval_env= (your own names), which a data-only file cannot "
+                                 "hold; save these results with format='pickle'") from None
         return {"engine": "patsy", "formula": self.formula,
                 "column_names": list(self.column_names), "columns": list(self.columns),
                 "numeric": list(self.numeric), "offset_positions": list(self.offset_positions),
