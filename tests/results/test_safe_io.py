@@ -387,3 +387,13 @@ def test_remove_data_writes_no_training_values(format, terms):
     assert not found
     back = roundtrip(res, remove_data=True, format=format)
     same(back.predict(NEW), res.predict(NEW))
+
+
+@pytest.mark.parametrize("name", [*FITS, "regularized", "arrays"])
+def test_remove_data_writes_no_training_values_for_any_model(name):
+    res = fit(name)
+    for format in ("safe", "pickle"):
+        data = _file_bytes(res, format)
+        found = [(col, v) for col in ("x", "z") for v in DF[col]
+                 if any(f in data for f in _forms(float(v)))]
+        assert not found, (format, found[:3])
