@@ -40,6 +40,7 @@ from .. import version  # read at call time: the version a file is stamped with
 from ..data.model_data import is_dask
 from ..errors import GlmclassWarning
 from ..families import Family
+from ..rows.blocks import RowBlocks
 from . import safe_io
 from .dask import detach, partitioned, shallow_copy
 
@@ -271,14 +272,17 @@ def _model_without_data(model, n: int):
 
 
 def _detached_model(res):
-    """The model of a Dask fit as shipped to the partitions, its design without the few
-    example rows the partitions' recipe keeps (levels and transform numbers only)."""
+    """The model of a Dask fit as shipped to the partitions, without its row source (the Dask
+    partitions: a pickled Dask collection holds the data it was made from) and its design
+    without the few example rows the partitions' recipe keeps (levels and transform numbers
+    only)."""
     model = detach(res).model
     data = model.data
+    changes: dict = {k: None for k, v in vars(model).items() if isinstance(v, RowBlocks)}
     if data.spec is None:
-        return model
+        return shallow_copy(model, **changes) if changes else model
     light = dataclasses.replace(data, spec=data.spec.without_rows())
-    changes: dict = {"data": light}
+    changes["data"] = light
     problem = vars(model).get("problem")
     if problem is not None and dataclasses.is_dataclass(problem) and \
             any(f.name == "data" for f in dataclasses.fields(problem)):
