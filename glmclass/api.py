@@ -14,7 +14,7 @@ import inspect
 import os
 import pkgutil
 from functools import cache
-from typing import IO
+from typing import IO, Any
 
 from .models.registry import MODELS
 from .results import io as results_io
@@ -53,7 +53,7 @@ def safe_classes() -> dict[str, type]:
     return out
 
 
-def load(path: str | os.PathLike | IO[bytes], trusted: bool = False):
+def load(path: str | os.PathLike | IO[bytes], trusted: bool = False) -> Any:
     """Read results written by ``results.save(path)``.
 
     Parameters

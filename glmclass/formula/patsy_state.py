@@ -80,7 +80,7 @@ def design_state(info) -> dict[str, Any]:
     return {"column_names": list(info.column_names), "factors": out_factors, "terms": terms}
 
 
-def _plain(value) -> bool:
+def _plain(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return all(_plain(v) for v in value)
     if isinstance(value, np.ndarray):
@@ -88,7 +88,7 @@ def _plain(value) -> bool:
     return isinstance(value, _PLAIN)
 
 
-def design_from_state(state: dict[str, Any]):
+def design_from_state(state: dict[str, Any]) -> patsy.DesignInfo:
     """The patsy ``DesignInfo`` that :func:`design_state` described.
 
     Parameters
@@ -113,7 +113,7 @@ def design_from_state(state: dict[str, Any]):
         raise ValueError(f"the saved formula design is not valid ({exc})") from None
 
 
-def _build(state: dict[str, Any]):
+def _build(state: dict[str, Any]) -> patsy.DesignInfo:
     env = FormulaEnvironment([safe_namespace()])
     factors, infos = [], {}
     for saved in state["factors"]:

@@ -31,7 +31,7 @@ import pickle
 import pickletools
 import warnings
 from collections.abc import Mapping
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -141,7 +141,8 @@ def _meta(res, removed: bool) -> dict:
 
 
 def load(path: str | os.PathLike | IO[bytes], trusted: bool = False,
-         classes: Mapping[str, type] | None = None, models: Mapping[str, type] | None = None):
+         classes: Mapping[str, type] | None = None,
+         models: Mapping[str, type] | None = None) -> Any:
     """Read results written by ``results.save(path)`` (see :func:`glmclass.load`).
 
     Parameters
@@ -271,7 +272,7 @@ def _model_without_data(model, n: int):
     return out
 
 
-def _detached_model(res):
+def _detached_model(res: Any) -> Any:
     """The model of a Dask fit as shipped to the partitions, without its row source (the Dask
     partitions: a pickled Dask collection holds the data it was made from) and its design
     without the few example rows the partitions' recipe keeps (levels and transform numbers

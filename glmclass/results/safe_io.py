@@ -261,7 +261,7 @@ class _Reader:
             return self.obj(node)
         raise ValueError(f"unknown entry {t!r}")
 
-    def values(self, node: dict):
+    def values(self, node: dict) -> np.ndarray | pd.api.extensions.ExtensionArray:
         if node["t"] == "str":
             dtype = pd.StringDtype(str(node["storage"]), na_value=pd.NA if node["na"] else np.nan)
             values = node["v"]
