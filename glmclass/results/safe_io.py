@@ -41,6 +41,8 @@ from ..formula.spec import SpecBase
 FORMAT = "glmclass-results-safe"
 SAFE_LAYOUT = 1  # version of the zip layout
 ARRAYS = "arrays.npy"
+#: Up to this many labels are written in the JSON, more as one text array.
+SMALL = 256
 PICKLE_ADVICE = "save these results with format='pickle' (and load them with trusted=True)"
 
 #: pandas' nullable column types a file may hold (besides text and categories).
@@ -72,6 +74,9 @@ class _Writer:
 
     def array(self, a: np.ndarray, path: str) -> dict:
         if a.dtype.kind == "O":
+            if a.size > SMALL and all(type(x) is str and not x.endswith("\0") for x in a.flat):
+                # many labels: one text array (NumPy's text drops trailing NULs: not those)
+                return {"t": "ndu", "v": self.array(a.astype(str), path)}
             return {"t": "ndo", "shape": list(a.shape),
                     "v": [self.tree(v, f"{path}[{i}]") for i, v in enumerate(a.ravel())]}
         if a.dtype.kind not in "biufcUSMm" or a.dtype.names is not None:
@@ -136,9 +141,16 @@ class _Writer:
             return self.array(arr.to_numpy(), path)
         dtype = arr.dtype
         missing = np.asarray(pd.isna(arr), dtype=bool)
-        if isinstance(dtype, pd.StringDtype):
+        if isinstance(dtype, pd.StringDtype) and len(arr) <= SMALL:  # names: inline
             return {"t": "str", "storage": dtype.storage, "na": dtype.na_value is pd.NA,
-                    "v": [None if m else str(x) for x, m in zip(arr, missing, strict=True)]}
+                    "l": [None if m else str(x) for x, m in zip(arr, missing, strict=True)]}
+        if isinstance(dtype, pd.StringDtype):
+            text = np.asarray(arr.to_numpy(dtype=object, na_value=""), dtype=str)
+            if np.char.str_len(text).sum() != sum(len(x) for x in arr[~missing]):
+                raise ValueError(f"{path} holds text ending in NUL characters, which a "
+                                 f"data-only file cannot hold yet: {PICKLE_ADVICE}")
+            return {"t": "str", "storage": dtype.storage, "na": dtype.na_value is pd.NA,
+                    "v": self.array(text, path), "m": self.array(missing, path)}
         if isinstance(arr, pd.arrays.DatetimeArray) and arr.tz is None:
             return {"t": "pd", "dtype": str(dtype), "m": self.array(missing, path),
                     "v": self.array(arr.to_numpy(), path)}
@@ -223,6 +235,11 @@ class _Reader:
             return self.tree(node["v"])[()]
         if t == "nd":
             return self.array(node)
+        if t == "ndu":
+            text = self.tree(node["v"])
+            if not isinstance(text, np.ndarray) or text.dtype.kind != "U":
+                raise ValueError("a text array holds something else")
+            return text.astype(object)
         if t == "ndo":
             out = np.empty(len(node["v"]), dtype=object)
             for i, x in enumerate(node["v"]):
@@ -240,12 +257,17 @@ class _Reader:
         if t in ("range", "multi", "catindex", "index"):
             return self.index(node)
         if t == "series":
-            return pd.Series(self.values(node["v"]), index=self.index(node["i"]),
+            values = self.values(node["v"])
+            return pd.Series(values, index=self.index(node["i"]), dtype=values.dtype,
                              name=self.tree(node["n"]), copy=False)
         if t == "frame":
             cols = self.index(node["c"])
-            data = {j: self.values(v) for j, v in enumerate(node["v"])}
-            out = pd.DataFrame(data, index=self.index(node["i"]))
+            index = self.index(node["i"])
+            data = {}
+            for j, v in enumerate(node["v"]):
+                values = self.values(v)  # its own dtype: pandas would read text as str
+                data[j] = pd.Series(values, index=index, dtype=values.dtype, copy=False)
+            out = pd.DataFrame(data, index=index)
             return out.set_axis(cols, axis=1) if len(cols) else out
         if t in ("cat", "str", "pd"):
             return self.values(node)
@@ -264,9 +286,16 @@ class _Reader:
     def values(self, node: dict) -> np.ndarray | pd.api.extensions.ExtensionArray:
         if node["t"] == "str":
             dtype = pd.StringDtype(str(node["storage"]), na_value=pd.NA if node["na"] else np.nan)
-            values = node["v"]
-            if not all(v is None or isinstance(v, str) for v in values):
+            if "l" in node:
+                values = node["l"]
+                if not all(v is None or isinstance(v, str) for v in values):
+                    raise ValueError("a text column holds something else")
+                return pd.array(values, dtype=dtype)
+            text = self.array(node["v"])
+            if text.dtype.kind != "U":
                 raise ValueError("a text column holds something else")
+            values = text.astype(object)
+            values[self.array(node["m"]).astype(bool)] = None
             return pd.array(values, dtype=dtype)
         if node["t"] == "pd":
             name = str(node["dtype"])
@@ -295,7 +324,8 @@ class _Reader:
         if t == "catindex":
             return pd.CategoricalIndex(self.values(node["v"]), name=name)
         if t == "index":
-            return pd.Index(self.values(node["v"]), name=name, copy=False)
+            values = self.values(node["v"])
+            return pd.Index(values, name=name, dtype=values.dtype, copy=False)
         raise ValueError(f"unknown index {t!r}")
 
     def obj(self, node: dict) -> Any:

@@ -423,3 +423,17 @@ def test_dask_fits_without_rows(name):
                                            atol=1e-300)
             else:
                 same(got, want)
+
+
+@pytest.mark.parametrize("labels", ["str", "object", "category"])
+def test_many_text_labels_round_trip(labels):
+    """More labels than the JSON holds inline: text arrays (pandas' str, object, categorical
+    columns; a missing value in an unused column kept as missing)."""
+    big = pd.concat([DF] * 4, ignore_index=True)
+    big["cls"] = big["cls"].astype(labels)
+    big["note"] = pd.Series(["n"] * len(big), dtype=labels).where(big.index % 7 > 0)
+    res = gcf.mnlogit("cls ~ x + z", big).fit()
+    back = roundtrip(res)
+    check_same(res, back, rows=True)
+    same(back.model.data.frame, res.model.data.frame)
+    same(np.asarray(back.model.data.endog), np.asarray(res.model.data.endog))
