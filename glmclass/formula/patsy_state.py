@@ -131,6 +131,7 @@ def _build(state: dict[str, Any]) -> patsy.DesignInfo:
         for name, obj in made.items():
             if type(obj).__name__ != kept[name]["class"]:
                 raise ValueError(f"the saved transform of {code!r} is of another class")
+            vars(obj).clear()  # the memorised state only, as it was saved (no fresh _tmp)
             for attr, value in kept[name]["attrs"].items():
                 if not isinstance(attr, str) or attr.startswith("__") or not _plain(value):
                     raise ValueError(f"the saved transform of {code!r} is not plain numbers")

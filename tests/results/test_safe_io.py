@@ -437,3 +437,13 @@ def test_many_text_labels_round_trip(labels):
     check_same(res, back, rows=True)
     same(back.model.data.frame, res.model.data.frame)
     same(np.asarray(back.model.data.endog), np.asarray(res.model.data.endog))
+
+
+@pytest.mark.parametrize("name", ["logit", "mnlogit", "lda", "bs_spline"])
+def test_loaded_results_save_and_pickle_again(name):
+    res = fit(name)
+    for remove_data in (False, True):
+        back = roundtrip(res, remove_data=remove_data)
+        again = roundtrip(back, remove_data=remove_data)
+        check_same(res, again, rows=not remove_data)
+        check_same(res, pickle.loads(pickle.dumps(back)), rows=not remove_data)
