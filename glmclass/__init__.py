@@ -6,6 +6,7 @@
 
 from . import datasets, families, links, summary
 from . import plot as plot  # glmclass.plot imports matplotlib when a plot is drawn, not here
+from .api import load
 from .compare import compare
 from .errors import (
     ConvergenceWarning,
@@ -21,7 +22,6 @@ from .errors import (
 from .models.registry import MODELS
 from .models.robust_link import robust_logit_profile
 from .results.anova import anova, lrtest
-from .results.io import load
 from .version import __version__ as __version__  # written once, in glmclass/version.py
 
 # the model classes (GLM, Logit, ..., Perceptron), exported from the one model list

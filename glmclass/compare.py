@@ -140,8 +140,8 @@ def _response_key(res) -> str:
 
 def _check_responses(results: list, names: list[str]) -> None:
     keys = [_response_key(r) for r in results]
-    if not all(r.model.data.in_memory for r in results):  # the rows are the same (checked):
-        # by column name
+    if not all(r.model.data.in_memory and not getattr(r, "data_removed", False)
+               for r in results):  # the rows are the same (checked): by column name
         keys = [r.model.data.endog_name for r in results]
     if len(set(keys)) > 1:
         j = next(i for i, k in enumerate(keys) if k != keys[0])

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from ..errors import DataError, GlmclassError
-from .namespace import FormulaEnvironment, safe_namespace
+from ..errors import DataError, GlmclassError, UnsafeFormulaError
+from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula, names_in, parse, split_formula
+from .patsy_state import design_from_state, design_state
 from .spec import SpecBase, describe_term, numeric_columns, plain_value
 
 
@@ -82,11 +83,14 @@ class DesignSpec(SpecBase):
 
     # patsy's DesignInfo does not pickle: keep the training rows of the used columns and
     # rebuild it when first needed, with the user's functions the formula calls (those that
-    # pickle by reference); unpickling itself evaluates nothing
+    # pickle by reference); unpickling itself evaluates nothing. A spec without its rows
+    # (without_rows()) keeps the design as plain data (glmclass.formula.patsy_state) instead.
     def __getstate__(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k != "design_info"}
         if "design_info" in self.__dict__:  # else unpickled and not rebuilt: keep its names
             state["_names"] = picklable_names(self.__dict__["design_info"])
+            if self._rebuild is None:
+                state["_design"] = design_state(self.__dict__["design_info"])
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -95,6 +99,10 @@ class DesignSpec(SpecBase):
     def __getattr__(self, name: str):
         if name != "design_info" or "_rebuild" not in self.__dict__:
             raise AttributeError(name)
+        if self.__dict__.get("_design") is not None:
+            info = design_from_state(self.__dict__["_design"])
+            self.__dict__["design_info"] = info
+            return info
         names = self.__dict__.get("_names", {})
         env = FormulaEnvironment([names, safe_namespace()], trusted=self.trusted)
         rhs = self.rhs or split_formula(self.formula)[1]
@@ -102,6 +110,75 @@ class DesignSpec(SpecBase):
                              NA_action=patsy.NAAction(NA_types=[])).design_info
         self.__dict__["design_info"] = info
         return info
+
+    def without_rows(self) -> DesignSpec:
+        """This design without the training rows: levels, contrasts and the transforms'
+        memorised numbers only (a mean, an SD, knots), enough to build the design of new data.
+
+        Raises
+        ------
+        ValueError
+            When the formula uses names of the caller's (``eval_env=``) that are not plain
+            data, or a transform keeps something that is not a number.
+        """
+        info = self.design_info
+        names = picklable_names(info)
+        state = design_state(info)  # refuses what is not plain data
+        out = DesignSpec(self.formula, list(self.column_names), info, None, tuple(self.columns),
+                         tuple(self.numeric), tuple(self.offset_positions), self.rhs,
+                         self.trusted, self.engine)
+        out.__dict__["_design"] = state
+        out.__dict__["_names"] = names
+        return out
+
+    def saved_design(self) -> dict:
+        """The design as plain data (:func:`glmclass.formula.patsy_state.design_state`) with
+        the spec's fields, for a data-only file; :func:`spec_from_saved` reads it back.
+
+        Raises
+        ------
+        ValueError
+            When the formula was evaluated with the caller's names (``eval_env=``), which a
+            data-only file cannot hold.
+        """
+        columns, safe = set(self.columns), safe_namespace()
+        for factor in self.design_info.factor_infos:
+            try:  # as a file is read back: the data's columns and the safe names only
+                check_code(factor.code, lambda n: n in columns or n in safe, False,
+                           lambda n: n in columns)
+            except UnsafeFormulaError as exc:
+                raise ValueError(f"the formula {self.formula!r} needs more than the columns "
+                                 f"and the safe functions ({exc}): it was evaluated with "
+                                 "eval_env= (your own names), which a data-only file cannot "
+                                 "hold; save these results with format='pickle'") from None
+        return {"engine": "patsy", "formula": self.formula,
+                "column_names": list(self.column_names), "columns": list(self.columns),
+                "numeric": list(self.numeric), "offset_positions": list(self.offset_positions),
+                "rhs": self.rhs, "design": design_state(self.design_info)}
+
+
+def spec_from_saved(saved: dict) -> DesignSpec:
+    """The :class:`DesignSpec` that :meth:`DesignSpec.saved_design` wrote (no rows; nothing
+    evaluated).
+
+    Raises
+    ------
+    ValueError
+        When ``saved`` is not such a record.
+    """
+    try:
+        info = design_from_state(saved["design"])
+        text = [saved["formula"], saved["rhs"] or "", *saved["column_names"], *saved["columns"]]
+        if not all(isinstance(t, str) for t in text):
+            raise TypeError("a name is not text")
+        spec = DesignSpec(saved["formula"], list(saved["column_names"]), info, None,
+                          tuple(saved["columns"]), tuple(saved["numeric"]),
+                          tuple(int(i) for i in saved["offset_positions"]), saved["rhs"],
+                          False, "patsy")
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"the saved formula design is not valid ({exc})") from None
+    spec.__dict__["_design"] = saved["design"]
+    return spec
 
 
 def _reraise_ours(exc: Exception) -> None:

@@ -194,6 +194,20 @@ class SpecBase:
     def _matrix(self, frame: pd.DataFrame) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def without_rows(self) -> SpecBase:
+        """This design without training rows (an engine that keeps rows overrides it)."""
+        return self
+
+    def saved_design(self) -> dict:
+        """The design as plain data for a data-only results file.
+
+        Raises
+        ------
+        ValueError
+            For an engine whose design cannot be written as plain data (yet).
+        """
+        raise refuse_saving(self.engine)
+
 
 def describe_term(code: str, columns) -> str:
     """``column 'g'`` for a factor that is a column (``g``, ``C(g, ...)``, ``Q("g")``), else
@@ -218,3 +232,10 @@ def describe_term(code: str, columns) -> str:
 def plain_value(value):
     """A NumPy scalar as the Python value it holds, for readable messages (5, not np.int64(5))."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def refuse_saving(engine: str) -> ValueError:
+    """The error for a design that a data-only results file cannot hold."""
+    return ValueError(f"the design built by the {engine!r} formula engine cannot be written to "
+                      "a data-only results file yet: save these results with "
+                      "format='pickle', or fit with engine='patsy'")

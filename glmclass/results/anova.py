@@ -115,9 +115,10 @@ def _check_same_family(first, other, i: int, what: str) -> None:
 
 def _same_response(ra, rb) -> bool:
     """The same response column (its values; on Dask data, where the response stays in the
-    partitions, its name: the rows are checked the same)."""
+    partitions, or for results saved without their rows, its name: the rows are checked the
+    same)."""
     a, b = ra.model, rb.model
-    if partitioned(ra) or partitioned(rb):
+    if partitioned(ra) or partitioned(rb) or ra.data_removed or rb.data_removed:
         return a.data.endog_name == b.data.endog_name
     ya, yb = a.data.endog, b.data.endog
     try:

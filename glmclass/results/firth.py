@@ -33,6 +33,7 @@ from ..summary import Summary, modelled_line
 from .base import coef_table, num
 from .dask import rows_of
 from .glm_base import GLMBaseResults
+from .io import SaveMixin
 from .likelihood import LikelihoodResults
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
@@ -41,7 +42,7 @@ from .tidy import TidyMixin
 METHOD = "Firth's bias-reduced (penalised) likelihood"
 
 
-class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin,
+class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
                    rows={"hat_matrix_diag": rows_of}):
     """Estimates, inference and predictions of a :class:`~glmclass.FirthLogit` fit.
 
