@@ -3,7 +3,9 @@ sandwich built from the pieces a results object has.
 
 :func:`cov_spec` checks the arguments once, before any fitting, and resolves cluster groups
 (an array, or column names of the DataFrame a formula was evaluated on) to one integer label
-per row the model uses: rows dropped for missing values are dropped from the groups too.
+per row the model uses: rows dropped for missing values are dropped from the groups too. For
+rows not in memory the data adapter keeps the labels in the partitions
+(``data.cluster_labels``) and the clustered meat is a reduce by label over them.
 :func:`sandwich_over_rows` hands a likelihood's per-block scores (and hat values) to
 :func:`glmclass.numerics.covariance.covariance_from_rows`, next to the one
 home of every covariance formula.
@@ -51,8 +53,10 @@ class CovSpec:
     Attributes
     ----------
     cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
-    groups : ndarray of int of shape (n_obs,) or (n_obs, 2), or None
-        Cluster codes of the rows the model uses (two columns: two-way clustering).
+    groups : ndarray of int of shape (n_obs,) or (n_obs, 2), tuple, or None
+        Cluster codes of the rows the model uses (two columns: two-way clustering); for
+        rows not in memory, one lazy piece of labels per partition, which the row source's
+        blocks carry (the labels never reach the client).
     group_names : tuple of str
         Where the groups came from (column names, or ``"groups"`` for an array).
     n_groups : tuple of int
@@ -267,7 +271,9 @@ def sandwich_over_rows(bread: np.ndarray, rows: RowBlocks, likelihood: Likelihoo
         Inverse Fisher information of the design's columns, for the hat values of HC2/HC3
         (one-equation likelihoods only).
     freq_weights : callable, optional
-        ``freq_weights(block) -> (r,)`` (:func:`freq_per_block`); None when all are 1.
+        ``freq_weights(block) -> (r,)`` (:func:`freq_per_block`); None when all are 1. A
+        :class:`FreqWeights` (frequency and variance weights both given) is attached to
+        ``rows`` first, so that each block carries its rows' frequency weights.
 
     Returns
     -------
