@@ -75,6 +75,15 @@ class CovSpec:
     use_correction: bool = True
     fix: bool = False
 
+    def __reduce__(self) -> tuple:
+        """Pickled without the lazy label pieces of rows not in memory (they reference the
+        data's partitions, which a saved or shipped copy must not hold); the covariance
+        computed from them travels with the results."""
+        groups = self.groups if self.groups is None or isinstance(self.groups, np.ndarray) \
+            else None
+        return (CovSpec, (self.cov_type, groups, self.group_names, self.n_groups,
+                          self.use_correction, self.fix))
+
     @property
     def robust(self) -> bool:
         """Whether the covariance is a sandwich (anything but "nonrobust")."""

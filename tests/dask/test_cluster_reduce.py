@@ -229,3 +229,18 @@ def test_two_hundred_thousand_rows_never_bring_scores_to_the_client(monkeypatch)
     assert partials and max(partials) <= 50 * 4  # clusters of firm, of year, of the pairs
     assert b.cov_spec.n_groups == (50, 4)
     assert rel(cov, a.cov_params()) < TOL
+
+
+def test_a_pickled_cluster_fit_holds_no_lazy_labels(data):
+    """The labels' lazy pieces reference the partitions: a pickled (or saved) fit leaves them
+    behind and keeps the covariance they gave."""
+    import pickle
+
+    a, b = fit_both(data, "logit", lambda d: {"groups": ["school", "region"]})
+    assert isinstance(b.cov_spec.groups, tuple)
+    c = pickle.loads(pickle.dumps(b))
+    assert c.cov_spec.groups is None and c.cov_spec.n_groups == (13, 5)
+    assert rel(c.cov_params(), a.cov_params()) < TOL
+    assert rel(c.get_margeff().margeff_se, a.get_margeff().margeff_se) < TOL
+    assert "cluster-robust by school (13 clusters) and region (5 clusters)" in " ".join(
+        str(c.summary()).split())
