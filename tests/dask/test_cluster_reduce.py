@@ -244,3 +244,22 @@ def test_a_pickled_cluster_fit_holds_no_lazy_labels(data):
     assert rel(c.get_margeff().margeff_se, a.get_margeff().margeff_se) < TOL
     assert "cluster-robust by school (13 clusters) and region (5 clusters)" in " ".join(
         str(c.summary()).split())
+
+
+def test_labels_follow_kept_rows_and_gathered_sources():
+    """Labels attached after take_rows are those of the kept rows; a source gathered into
+    one block, and frequency weights carried beside the prior weights, follow too."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 2))
+    keep = rng.random(300) < 0.7
+    labels = rng.integers(0, 4, int(keep.sum()))
+    expected = direct_sums(X[keep], labels)
+    for source in (ArrayBlocks(X, rows=32).take_rows(keep),
+                   ArrayBlocks(X).take_rows(keep).gathered()):
+        labelled = source.with_groups(labels).with_freq_weights(np.arange(keep.sum()) * 1.0)
+        (got,) = labelled.reduce_by_label(lambda b: b.X)
+        np.testing.assert_allclose(got.sums, expected.to_numpy(), rtol=1e-13)
+        freq = labelled.map(lambda b: b.freq_weights)
+        np.testing.assert_array_equal(freq, np.arange(keep.sum()))
+    with pytest.raises(ValueError, match="groups must have shape"):
+        ArrayBlocks(X).with_groups(labels)
