@@ -348,6 +348,8 @@ def cluster_label_parts(data: DaskModelData, groups, columns: list | None) -> tu
         names = _label_names(groups, 1 if arr.ndim == 1 else arr.shape[1])
         pieces = [delayed(checked_labels, pure=True)(a, names)
                   for a in split_rows(arr, data.lengths)]
+    if data.persisted:  # held beside the parts: the sandwich's pass reads no column again
+        pieces = list(dask.persist(*pieces))
     distinct = tree_reduce([delayed(distinct_labels, pure=True)(p) for p in pieces],
                            merge_distinct, tuple(np.empty(0) for _ in names))
     return tuple(pieces), names, tuple(len(d) for d in distinct)

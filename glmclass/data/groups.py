@@ -6,8 +6,6 @@ clusters). Nothing here imports Dask.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import pandas as pd
 
@@ -32,9 +30,12 @@ def label_array(values, name: str) -> np.ndarray:
     v = s.to_numpy()
     if v.dtype.kind != "O":
         return v
-    if all(isinstance(x, str) for x in v):
+    kind = pd.api.types.infer_dtype(v, skipna=False)
+    if kind == "empty":  # a partition without rows used: its labels join no other
+        return np.empty(0)
+    if kind == "string":
         return v.astype(str)
-    if all(isinstance(x, numbers.Number) for x in v):
+    if kind in ("integer", "floating", "mixed-integer-float", "boolean", "decimal"):
         return np.asarray(v.tolist())
     raise ValueError(f"cluster groups {name!r} mix labels of different types (e.g. strings and "
                      "numbers); convert the column to one type (e.g. .astype(str))")
