@@ -42,7 +42,8 @@ from ..formula.incremental import PartitionDesign, Witness, learn_design, used_c
 from ..formula.spec import complete_rows
 from ..rows.blocks import add
 from ..rows.dask import DaskBlocks, literal, tree_reduce
-from .model_data import ModelData
+from .groups import checked_labels, distinct_labels, merge_distinct, part_labels, split_rows
+from .model_data import ModelData, is_dask
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
 from .pieces import fold_part
@@ -292,6 +293,101 @@ class DaskModelData(ModelData):
             tasks = [delayed(fn)(p, next(chunks), *args)
                      for p, n in zip(self.parts, self.lengths, strict=True) if n]
         return functools.reduce(add, dask.compute(*tasks))
+
+
+    def cluster_labels(self, groups, columns: list | None) -> tuple:
+        """Cluster labels of the rows used, one lazy piece per partition, their names and
+        the number of clusters of each: :func:`cluster_label_parts`."""
+        return cluster_label_parts(self, groups, columns)
+
+
+def cluster_label_parts(data: DaskModelData, groups, columns: list | None) -> tuple:
+    """The cluster labels of the rows ``data`` uses, kept in the partitions.
+
+    Parameters
+    ----------
+    data : DaskModelData
+    groups : str, list of str, Dask Series/DataFrame/array, or array-like
+        As ``cov_kwds["groups"]``: column names of the formula's DataFrame (``columns``), a
+        Dask collection (one or two columns) aligned with the data's partitions, or labels
+        in memory, one per row used.
+    columns : list of str or None
+        The column names ``groups`` gives, None when it holds labels.
+
+    Returns
+    -------
+    pieces : tuple of dask.delayed.Delayed
+        One per partition: the labels of its rows used, shape (n_i,) or (n_i, 2).
+    names : tuple of str
+    counts : tuple of int
+        Clusters of each label column, counted in one pass (only the distinct labels
+        travel).
+
+    Raises
+    ------
+    ValueError
+        Missing labels or labels of mixed types (naming the column), a wrong number of
+        rows, or a Dask collection on an array model with dropped rows.
+    """
+    if columns is not None:
+        names = tuple(columns)
+        frames = data.frame[list(columns)].to_delayed()
+        pieces = [delayed(part_labels, pure=True)(f, p, names)
+                  for f, p in zip(frames, data.parts, strict=True)]
+    elif is_dask(groups):
+        pieces, names = _dask_label_parts(data, groups)
+    else:
+        arr = np.asarray(groups.to_numpy() if isinstance(groups, (pd.Series, pd.DataFrame))
+                         else groups)
+        if arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape[1] not in (1, 2)):
+            raise ValueError(f"cov_kwds['groups'] must have one label per row (shape (n,)) or "
+                             f"two (shape (n, 2)), got shape {arr.shape}")
+        if arr.shape[0] != data.nrows:
+            raise ValueError(f"cov_kwds['groups'] has {arr.shape[0]} values, but the model "
+                             f"uses {data.nrows} rows")
+        names = _label_names(groups, 1 if arr.ndim == 1 else arr.shape[1])
+        pieces = [delayed(checked_labels, pure=True)(a, names)
+                  for a in split_rows(arr, data.lengths)]
+    if data.persisted:  # held beside the parts: the sandwich's pass reads no column again
+        pieces = list(dask.persist(*pieces))
+    distinct = tree_reduce([delayed(distinct_labels, pure=True)(p) for p in pieces],
+                           merge_distinct, tuple(np.empty(0) for _ in names))
+    return tuple(pieces), names, tuple(len(d) for d in distinct)
+
+
+def _label_names(groups, m: int) -> tuple:
+    """Names of the label columns of ``groups`` (a DataFrame's columns, a Series' name), as
+    the in-memory path names them."""
+    if getattr(groups, "ndim", 1) == 2 and getattr(groups, "columns", None) is not None:
+        return tuple(str(c) for c in groups.columns)
+    name = getattr(groups, "name", None)
+    if m == 1:
+        return (str(name) if name is not None else "groups",)
+    return ("groups[0]", "groups[1]")
+
+
+def _dask_label_parts(data: DaskModelData, groups) -> tuple:
+    """Label pieces of a Dask Series/DataFrame/array given as groups: matched by row label
+    on the formula path, by position when no row was dropped."""
+    m = 1 if groups.ndim == 1 else groups.shape[1]
+    if m not in (1, 2):
+        raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
+                         f"clustering), got {m}")
+    names = _label_names(groups, m)
+    if data.frame is not None and hasattr(groups, "divisions"):
+        frames = _partitions_of(groups, data.frame, "cov_kwds['groups']")
+        return [delayed(part_labels, pure=True)(f, p, names)
+                for f, p in zip(frames, data.parts, strict=True)], names
+    if data.n_dropped:
+        raise ValueError(f"cov_kwds['groups']: {data.n_dropped} rows were dropped for missing "
+                         "values, and a Dask array of labels cannot be matched to the rows "
+                         "used; pass the labels as a column of the data (by name), or drop "
+                         "the incomplete rows before building the model")
+    arr = groups.to_dask_array(lengths=True) if hasattr(groups, "to_dask_array") else groups
+    arr = _dask_vector(arr[:, 0] if m == 1 and arr.ndim == 2 else arr, data.lengths,
+                       "cov_kwds['groups']", two=m == 2)
+    chunks = arr.to_delayed().ravel() if arr.ndim == 1 else arr.to_delayed()[:, 0]
+    return [delayed(checked_labels, pure=True)(c, names) for c in chunks], names
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:

@@ -180,7 +180,8 @@ def covariance_from_rows(
     nobs: float,
     hat: PerBlock | None = None,
     freq_weights: PerBlock | None = None,
-    groups: np.ndarray | None = None,
+    groups=None,
+    ways: int | None = None,
     use_correction: bool = True,
     fix: bool = False,
 ) -> np.ndarray:
@@ -189,9 +190,12 @@ def covariance_from_rows(
     The meat of HC0-HC3 is one reduce over ``rows``: each block contributes
     ``sum_i c_i s_i s_i'`` (k x k), with its scores, hat values and frequency weights computed
     from the block itself, so nothing of length N is formed and an out-of-core source (Dask
-    partitions) is summed where its rows live. Clustered types map the scores per row (the
-    cluster sums need each row's label, which the blocks do not carry) and sum them by
-    cluster as :func:`covariance` does.
+    partitions) is summed where its rows live. The clustered meat is a reduce too
+    (:meth:`~glmclass.rows.blocks.RowBlocks.reduce_by_label`): the blocks carry their rows'
+    cluster labels, each block (each partition) sums its scores by cluster, and the partial
+    sums are merged by label, so only the G x k cluster sums reach the caller (G clusters;
+    memory O(G k + k^2), which is O(N k) only when the clusters are about as many as the
+    rows).
 
     Parameters
     ----------
@@ -210,7 +214,11 @@ def covariance_from_rows(
     freq_weights : callable, optional
         ``freq_weights(block) -> (r,)``; None when every row stands for one observation.
     groups : ndarray of shape (n_rows,) or (n_rows, 2), optional
-        Cluster labels of the rows, in row order ("cluster" only).
+        Cluster labels of the rows, in row order ("cluster" only); or whatever ``rows``'
+        :meth:`~glmclass.rows.blocks.RowBlocks.with_groups` takes (a source over partitions:
+        one piece of labels per partition), with ``ways``.
+    ways : {1, 2}, optional
+        One- or two-way clustering; default: the columns of an ndarray ``groups``.
     use_correction, fix : bool
         As :func:`covariance`.
 
@@ -235,10 +243,13 @@ def covariance_from_rows(
                          "pass hat=, a function of a block")
     n = _check_nobs(nobs, float("nan"))
     if cov_type == "cluster":
-        s = np.asarray(rows.map(scores), dtype=float)
-        f = None if freq_weights is None else np.asarray(rows.map(freq_weights), dtype=float)
-        return covariance(bread, _check_scores(s, k, cov_type), "cluster", groups=groups,
-                          freq_weights=f, nobs=n, use_correction=use_correction, fix=fix)
+        meat = _clustered_meat_of_rows(rows, scores, freq_weights, groups, ways, k,
+                                       use_correction)
+        if use_correction:
+            meat *= (n - 1.0) / _residual_df(n, k, cov_type)
+        cov = bread @ meat @ bread
+        cov = cov / 2.0 + cov.T / 2.0
+        return _clip_negative_eigenvalues(cov) if fix else cov
 
     def part(b: Block) -> np.ndarray:
         sb = scores(b)
@@ -261,6 +272,50 @@ def covariance_from_rows(
         meat = meat * (n / _residual_df(n, k, cov_type))
     cov = bread @ meat @ bread
     return cov / 2.0 + cov.T / 2.0
+
+
+def _clustered_meat_of_rows(rows: RowBlocks, scores: PerBlock, freq_weights: PerBlock | None,
+                            groups, ways: int | None, k: int, cadjust: bool) -> np.ndarray:
+    """The clustered meat (as :func:`_clustered_meat`) from one reduce by label over ``rows``
+    carrying ``groups``: per cluster the sum of its scores and of its rows of positive
+    frequency weight (which G counts)."""
+    if groups is None:
+        raise ValueError("covariance: cov_type='cluster' needs groups=, the cluster label of "
+                         "each row (n_rows,), or (n_rows, 2) for two-way clustering")
+    if isinstance(groups, np.ndarray):
+        groups = _check_groups(groups, rows.n_rows)
+        ways = 1 if groups.ndim == 1 else 2
+    if ways not in (1, 2):
+        raise ValueError(f"covariance: ways must be 1 or 2 (one- or two-way clustering), got "
+                         f"{ways!r}")
+
+    def values(b: Block) -> np.ndarray:
+        sb = np.asarray(scores(b), dtype=float)
+        if sb.ndim != 2 or sb.shape[1] != k:
+            raise ValueError(f"covariance: scores must have shape (n_rows, {k}) to match "
+                             f"bread {(k, k)}, got {sb.shape[1:]} per row")
+        present = (np.ones(sb.shape[0]) if freq_weights is None
+                   else (np.asarray(freq_weights(b)) > 0).astype(float))
+        return np.column_stack([sb, present])
+
+    groupings = ((0,),) if ways == 1 else ((0,), (1,), (0, 1))
+    sums = rows.with_groups(groups).reduce_by_label(values, groupings)
+    meat = np.zeros((k, k))
+    for sign, part in zip((1.0, 1.0, -1.0), sums, strict=False):
+        n_groups = int(np.count_nonzero(part.sums[:, k] > 0)) if part.n_labels else 0
+        if n_groups < 2:
+            raise ValueError(f"covariance: cov_type='cluster' needs at least 2 clusters"
+                             f"{' in each column of groups' if ways == 2 else ''}, "
+                             f"got {n_groups}; use HC0/HC1 for a single cluster")
+        adj = n_groups / (n_groups - 1.0) if cadjust else 1.0
+        s = part.sums[:, :k]
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below
+            meat += (sign * adj) * (s.T @ s)
+    if not np.all(np.isfinite(meat)):
+        raise ValueError("covariance: the clustered meat is not finite: the scores overflowed "
+                         "on some row, or their cluster sums are too large to square in "
+                         "double precision")
+    return meat
 
 
 def hat_values_of(X: np.ndarray, weights: np.ndarray, bread: np.ndarray) -> np.ndarray:

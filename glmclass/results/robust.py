@@ -3,7 +3,9 @@ sandwich built from the pieces a results object has.
 
 :func:`cov_spec` checks the arguments once, before any fitting, and resolves cluster groups
 (an array, or column names of the DataFrame a formula was evaluated on) to one integer label
-per row the model uses: rows dropped for missing values are dropped from the groups too.
+per row the model uses: rows dropped for missing values are dropped from the groups too. For
+rows not in memory the data adapter keeps the labels in the partitions
+(``data.cluster_labels``) and the clustered meat is a reduce by label over them.
 :func:`sandwich_over_rows` hands a likelihood's per-block scores (and hat values) to
 :func:`glmclass.numerics.covariance.covariance_from_rows`, next to the one
 home of every covariance formula.
@@ -51,8 +53,10 @@ class CovSpec:
     Attributes
     ----------
     cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
-    groups : ndarray of int of shape (n_obs,) or (n_obs, 2), or None
-        Cluster codes of the rows the model uses (two columns: two-way clustering).
+    groups : ndarray of int of shape (n_obs,) or (n_obs, 2), tuple, or None
+        Cluster codes of the rows the model uses (two columns: two-way clustering); for
+        rows not in memory, one lazy piece of labels per partition, which the row source's
+        blocks carry (the labels never reach the client).
     group_names : tuple of str
         Where the groups came from (column names, or ``"groups"`` for an array).
     n_groups : tuple of int
@@ -70,6 +74,15 @@ class CovSpec:
     n_groups: tuple[int, ...] = ()
     use_correction: bool = True
     fix: bool = False
+
+    def __reduce__(self) -> tuple:
+        """Pickled without the lazy label pieces of rows not in memory (they reference the
+        data's partitions, which a saved or shipped copy must not hold); the covariance
+        computed from them travels with the results."""
+        groups = self.groups if self.groups is None or isinstance(self.groups, np.ndarray) \
+            else None
+        return (CovSpec, (self.cov_type, groups, self.group_names, self.n_groups,
+                          self.use_correction, self.fix))
 
     @property
     def robust(self) -> bool:
@@ -151,8 +164,11 @@ def cov_spec(data, cov_type: str = "nonrobust", cov_kwds: Mapping | None = None,
     return CovSpec("cluster", codes, names, counts, **flags)
 
 
-def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[int, ...]]:
-    """Integer cluster codes of the rows used, where they came from, and the cluster counts."""
+def _resolve_groups(data, groups) -> tuple[np.ndarray | tuple, tuple[str, ...],
+                                           tuple[int, ...]]:
+    """Integer cluster codes of the rows used (or, for rows not in memory, one lazy piece of
+    labels per part: ``data.cluster_labels``), where they came from, and the cluster
+    counts."""
     columns = _column_names(data, groups)
     if columns is not None:
         frame = getattr(data, "frame", None)
@@ -161,6 +177,9 @@ def _resolve_groups(data, groups) -> tuple[np.ndarray, tuple[str, ...], tuple[in
             cols = ", ".join(map(repr, list(frame.columns)[:20]))
             raise ValueError(f"cov_kwds['groups']: {absent[0]!r} is not a column of the data "
                              f"(columns: {cols})")
+    if not data.in_memory:  # the labels stay where the rows are
+        return data.cluster_labels(groups, columns)
+    if columns is not None:
         values = [column_values(data, c) for c in columns]
         names = tuple(columns)
     else:
@@ -261,7 +280,9 @@ def sandwich_over_rows(bread: np.ndarray, rows: RowBlocks, likelihood: Likelihoo
         Inverse Fisher information of the design's columns, for the hat values of HC2/HC3
         (one-equation likelihoods only).
     freq_weights : callable, optional
-        ``freq_weights(block) -> (r,)`` (:func:`freq_per_block`); None when all are 1.
+        ``freq_weights(block) -> (r,)`` (:func:`freq_per_block`); None when all are 1. A
+        :class:`FreqWeights` (frequency and variance weights both given) is attached to
+        ``rows`` first, so that each block carries its rows' frequency weights.
 
     Returns
     -------
@@ -279,9 +300,33 @@ def sandwich_over_rows(bread: np.ndarray, rows: RowBlocks, likelihood: Likelihoo
     def scores(b: Block) -> np.ndarray:
         return likelihood.score_obs(b, coef)
 
+    if isinstance(freq_weights, FreqWeights):  # the blocks carry them apart from the prior
+        rows = rows.with_freq_weights(freq_weights.values)
     return covariance_from_rows(bread, rows, scores, spec.cov_type, nobs=nobs, hat=hat,
                                 freq_weights=freq_weights, groups=spec.groups,
+                                ways=len(spec.group_names) or None,
                                 use_correction=spec.use_correction, fix=spec.fix)
+
+
+@dataclass(frozen=True)
+class FreqWeights:
+    """Frequency weights that differ from a block's prior weights (both frequency and
+    variance weights were given): :func:`sandwich_over_rows` has the blocks carry them
+    (:meth:`~glmclass.rows.blocks.RowBlocks.with_freq_weights`), and a block's are then
+    ``self(block)``.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_obs,), or a lazy array chunked like the row source's parts
+    """
+
+    values: object = field(repr=False)
+
+    def __call__(self, b: Block) -> np.ndarray:
+        if b.freq_weights is None:
+            raise ValueError("the rows carry no frequency weights: attach them with "
+                             "rows.with_freq_weights(values) first")
+        return b.freq_weights
 
 
 def freq_per_block(freq_weights, var_weights=None) -> Callable[[Block], np.ndarray] | None:
@@ -289,17 +334,12 @@ def freq_per_block(freq_weights, var_weights=None) -> Callable[[Block], np.ndarr
     every row stands for one observation.
 
     A block's weights are the prior weights ``freq * var``: they are the frequency weights when
-    no variance weights were given. With both, in-memory weights are read at the block's
-    rows (positions in the full source).
+    no variance weights were given. With both, a :class:`FreqWeights` of the frequency
+    weights (an array, in memory or lazy), which the blocks then carry.
 
     Parameters
     ----------
     freq_weights, var_weights : ndarray of shape (n_obs,), lazy array, or None
-
-    Raises
-    ------
-    NotImplementedError
-        Both frequency and variance weights on rows that are not in memory.
     """
     if freq_weights is None:
         return None
@@ -308,16 +348,9 @@ def freq_per_block(freq_weights, var_weights=None) -> Callable[[Block], np.ndarr
     if var_weights is None or (isinstance(var_weights, np.ndarray)
                                and freq_or_none(var_weights) is None):
         return _block_weights
-    if not isinstance(freq_weights, np.ndarray):
-        raise NotImplementedError("a robust covariance with both freq_weights and var_weights "
-                                  "needs the rows in memory; fit on a pandas DataFrame, or "
-                                  "fold the variance weights into the response")
-    f = np.asarray(freq_weights, dtype=float)
-
-    def at(b: Block) -> np.ndarray:
-        return f[b.start:b.start + b.X.shape[0]]
-
-    return at
+    if isinstance(freq_weights, np.ndarray):
+        return FreqWeights(np.asarray(freq_weights, dtype=float))
+    return FreqWeights(freq_weights)
 
 
 def glm_freq_per_block(problem) -> Callable[[Block], np.ndarray] | None:

@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from . import labels
+
 #: Bytes of X per block: small enough to stay in cache, large enough to amortise call overhead.
 BLOCK_BYTES = 2 * 1024 * 1024
 #: Most rows per block: the per-row vectors of a block (eta, mu, weights, ...) stay ~128 KB each
@@ -51,6 +53,11 @@ class Block:
         Offset (a read-only broadcast view of 0.0 when none was given).
     start : int
         Position of the block's first row in the source.
+    groups : ndarray of shape (r,) or (r, m), or None
+        Group labels of the rows, when the source carries them (:meth:`RowBlocks.with_groups`).
+    freq_weights : ndarray of shape (r,) or None
+        Frequency weights of the rows, when the source carries them apart from ``weights``
+        (:meth:`RowBlocks.with_freq_weights`).
     """
 
     X: np.ndarray
@@ -58,6 +65,8 @@ class Block:
     weights: np.ndarray
     offset: np.ndarray
     start: int
+    groups: np.ndarray | None = None
+    freq_weights: np.ndarray | None = None
 
 
 def add(a: Any, b: Any) -> Any:
@@ -258,6 +267,48 @@ class RowBlocks(ABC):
         """
         return None
 
+    def with_groups(self, groups) -> RowBlocks:
+        """The same rows, each block carrying its rows' group labels (``Block.groups``):
+        ``groups`` of shape (n_rows,) or (n_rows, m) in row order (a source over partitions
+        also takes one piece per partition)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot carry group labels")
+
+    def with_freq_weights(self, freq_weights) -> RowBlocks:
+        """The same rows, each block carrying its rows' frequency weights apart from the
+        prior weights (``Block.freq_weights``): shape (n_rows,), or a lazy array chunked
+        like the partitions of a source over partitions."""
+        raise NotImplementedError(f"{type(self).__name__} cannot carry frequency weights")
+
+    def reduce_by_label(self, fn: Callable[[Block], np.ndarray],
+                        groupings: tuple[tuple[int, ...], ...] = ((0,),)) -> tuple:
+        """Sums of per-row values by the rows' group labels, one :class:`LabelSums` per
+        grouping: a reduce whose partial results are G x k per-label sums (never per-row
+        values), merged by label (a label may occur in many blocks).
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(block) -> (r, k)``: the values to sum, per row.
+        groupings : tuple of tuple of int
+            Which columns of the labels (``Block.groups``, a 1-D label being column 0) make
+            each grouping: ``((0,), (1,), (0, 1))`` sums by the first label, by the second,
+            and by their pairs.
+
+        Returns
+        -------
+        tuple of LabelSums
+            One per grouping (no labels when there are no rows). A ValueError for rows
+            without labels (:meth:`with_groups`) or with missing ones.
+        """
+
+        def part(b: Block) -> tuple:
+            values = np.asarray(fn(b), dtype=float)
+            cols = labels.label_columns(b.groups, values.shape[0])
+            return tuple(labels.label_sums(values, [cols[j] for j in g]) for g in groupings)
+
+        out = self.reduce(part, None, labels.merge_all)
+        return labels.empty_sums(len(groupings)) if out is None else out
+
     def gathered(self) -> RowBlocks:
         """The same rows as a source a solver can make many cheap passes over: a
         :class:`OneBlock` when the rows are in memory and fit in one block, else ``self``.
@@ -286,6 +337,10 @@ class ArrayBlocks(RowBlocks):
         Absent, a read-only broadcast view of 0.0 (no memory).
     rows : int, optional
         Rows per block; default :func:`block_rows` of the number of columns (about 2 MB of X).
+    groups : array-like of shape (n_obs,) or (n_obs, m), optional
+        Group labels each block carries (:meth:`with_groups`).
+    freq_weights : array-like of shape (n_obs,), optional
+        Frequency weights each block carries (:meth:`with_freq_weights`).
 
     Notes
     -----
@@ -293,7 +348,8 @@ class ArrayBlocks(RowBlocks):
     columns are gathered one block at a time, as each pass reads them.
     """
 
-    def __init__(self, X, y=None, weights=None, offset=None, rows: int | None = None) -> None:
+    def __init__(self, X, y=None, weights=None, offset=None, rows: int | None = None, *,
+                 groups=None, freq_weights=None) -> None:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (n_obs, p), got shape {X.shape}")
@@ -310,6 +366,11 @@ class ArrayBlocks(RowBlocks):
         self._rows_given = None if rows is None else int(rows)
         self._index: np.ndarray | None = None  # kept rows (take_rows), None: all
         self._cols: np.ndarray | None = None  # kept columns (take_columns), None: all
+        # per-row (groups, freq_weights) the blocks carry, rows as in X; None: neither
+        self._extra: tuple | None = None
+        if groups is not None or freq_weights is not None:
+            self._extra = (labels.per_row(groups, n, "groups"),
+                           labels.per_row(freq_weights, n, "freq_weights", float))
 
     @property
     def n_rows(self) -> int:
@@ -336,7 +397,12 @@ class ArrayBlocks(RowBlocks):
                 xb, yb, wb, ob = (_take(a, at) for a in (X, y, w, o))
             if cols is not None:
                 xb = xb.take(cols, axis=1)
-            yield Block(xb, yb, wb, ob, s)
+            if self._extra is None:
+                yield Block(xb, yb, wb, ob, s)
+            else:
+                gb, fb = (None if a is None else a[at] if idx is None else _take(a, at)
+                          for a in self._extra)
+                yield Block(xb, yb, wb, ob, s, gb, fb)
 
     def stream(self) -> Iterator[Block]:
         return self._blocks()
@@ -363,6 +429,35 @@ class ArrayBlocks(RowBlocks):
                           self._offset[:0], 0)
             out = np.asarray(fn(empty))
         return out
+
+    def with_groups(self, groups) -> ArrayBlocks:
+        return self._with_extra(0, labels.per_row(groups, self.n_rows, "groups"))
+
+    def with_freq_weights(self, freq_weights) -> ArrayBlocks:
+        return self._with_extra(1, labels.per_row(freq_weights, self.n_rows, "freq_weights", float))
+
+    def _with_extra(self, i: int, values: np.ndarray) -> ArrayBlocks:
+        """The source whose blocks carry ``values`` (one per row of this source) as extra
+        per-row array ``i`` (0: groups, 1: frequency weights)."""
+        if self._index is not None:  # stored as the rows of X are: scatter the kept rows
+            full = np.empty((self._X.shape[0],) + values.shape[1:], dtype=values.dtype)
+            full[self._index] = values
+            values = full
+        extra = list(self._extra or (None, None))
+        extra[i] = values
+        return self._derived(_extra=tuple(extra))
+
+    def reduce_by_label(self, fn: Callable[[Block], np.ndarray],
+                        groupings: tuple[tuple[int, ...], ...] = ((0,),)) -> tuple:
+        """:meth:`RowBlocks.reduce_by_label`, the labels coded once for all the rows: each
+        block's rows are summed into a (G, k) array per grouping, so no per-block partial
+        result is merged by label."""
+        groups = None if self._extra is None else self._extra[0]
+        if groups is not None and self._index is not None:
+            groups = _take(groups, self._index)
+        cols = labels.label_columns(groups, self.n_rows)
+        coded = [labels.factorize_keys([cols[j] for j in g]) for g in groupings]
+        return labels.sums_by_codes(self._blocks(), fn, coded)
 
     def _derived(self, **changes) -> ArrayBlocks:
         new = copy.copy(self)  # shares the arrays
@@ -469,6 +564,12 @@ class OneBlock(RowBlocks):
 
     def intercept_only(self) -> RowBlocks:
         return self._source.intercept_only().gathered()
+
+    def with_groups(self, groups) -> RowBlocks:
+        return self._source.with_groups(groups).gathered()
+
+    def with_freq_weights(self, freq_weights) -> RowBlocks:
+        return self._source.with_freq_weights(freq_weights).gathered()
 
     def gathered(self) -> RowBlocks:
         return self

@@ -27,6 +27,7 @@ from dask import delayed
 from dask.delayed import Delayed
 
 from .blocks import ArrayBlocks, Block, RowBlocks, add
+from .labels import empty_sums, merge_all
 
 T = TypeVar("T")
 
@@ -72,11 +73,12 @@ class View:
 
 
 def partition_blocks(part: tuple, mask: np.ndarray | None, view: View) -> ArrayBlocks:
-    """The ArrayBlocks of one partition ``(X, y, weights, offset)`` under ``view``."""
-    X, y, w, o = part
+    """The ArrayBlocks of one partition ``(X, y, weights, offset)`` under ``view`` (a fifth
+    item, a dict, holds the per-row arrays its blocks carry: :func:`with_extra`)."""
+    X, y, w, o = part[:4]
     if view.ones:
         X = np.broadcast_to(np.float64(1.0), (X.shape[0], 1))
-    b = ArrayBlocks(X, y, w, o, rows=view.rows)
+    b = ArrayBlocks(X, y, w, o, rows=view.rows, **(part[4] if len(part) > 4 else {}))
     if view.cols is not None:
         b = b.take_columns(np.asarray(view.cols, dtype=np.intp))
     if view.positive and w is not None:
@@ -134,6 +136,27 @@ def tree_reduce(nodes: Sequence[Delayed], combine: Callable[[T, T], T], zero: T,
         return zero
     (out,) = dask.compute(nodes[0])
     return zero if isinstance(out, _Empty) else out
+
+
+def with_extra(part: tuple, key: str, values, where: str) -> tuple:
+    """One partition ``(X, y, weights, offset[, extra])`` whose blocks also carry ``values``
+    (one per row of the partition) as ``key`` (``"groups"``, ``"freq_weights"``)."""
+    values = np.asarray(values)
+    if values.shape[0] != part[0].shape[0]:
+        raise ValueError(f"{key} of {where} have {values.shape[0]} rows, but the partition has "
+                         f"{part[0].shape[0]}; give one per row the model uses, chunked like "
+                         "the data")
+    extra = dict(part[4]) if len(part) > 4 else {}
+    extra[key] = values
+    return (*part[:4], extra)
+
+
+def _label_part(job: tuple, part: tuple, mask, view: View):
+    fn, groupings = job
+    b = partition_blocks(part, mask, view)
+    if b.n_rows == 0:
+        return EMPTY
+    return b.reduce_by_label(fn, groupings)
 
 
 def _map_part(fn: Callable, part: tuple, mask, view: View) -> np.ndarray:
@@ -233,6 +256,50 @@ class DaskBlocks(RowBlocks):
             return zero
         (out,) = dask.compute(nodes[0])
         return zero if isinstance(out, _Empty) else out
+
+    def reduce_by_label(self, fn: Callable[[Block], np.ndarray],
+                        groupings: tuple[tuple[int, ...], ...] = ((0,),)) -> tuple:
+        """:meth:`RowBlocks.reduce_by_label`: each partition sums its rows by label where it
+        lives and returns G_i x k sums (:class:`~glmclass.rows.labels.LabelSums`); these are
+        merged by label in a tree, so the client receives G x k sums per grouping and never
+        a per-row value."""
+        job = literal((fn, groupings), "labels")
+        nodes = [delayed(_label_part, pure=False)(job, part, mask, self._view)
+                 for part, mask in zip(self._parts, self._masks_or_none(), strict=True)]
+        return tree_reduce(nodes, merge_all, empty_sums(len(groupings)))
+
+    def with_groups(self, groups) -> DaskBlocks:
+        """The same rows whose blocks carry group labels: ``groups`` one piece per partition
+        (ndarrays or delayed values of shape (n_i,) or (n_i, m), the partition's rows before
+        any :meth:`take_rows`), or an ndarray / Dask array of every row."""
+        return self._with_extra("groups", groups)
+
+    def with_freq_weights(self, freq_weights) -> DaskBlocks:
+        """The same rows whose blocks carry frequency weights (as :meth:`with_groups`)."""
+        return self._with_extra("freq_weights", freq_weights)
+
+    def _with_extra(self, key: str, values) -> DaskBlocks:
+        n = sum(self._lengths)
+        if isinstance(values, da.Array):
+            if values.shape[0] != n:
+                raise ValueError(f"{key} has {values.shape[0]} rows, the data have {n}")
+            if values.chunks[0] != self._lengths or values.numblocks[1:] not in ((), (1,)):
+                values = values.rechunk({0: self._lengths, **({1: -1} if values.ndim > 1
+                                                              else {})})
+            pieces = list(values.to_delayed().ravel() if values.ndim == 1
+                          else values.to_delayed()[:, 0])
+        elif isinstance(values, np.ndarray):
+            if values.shape[0] != n:
+                raise ValueError(f"{key} has {values.shape[0]} rows, the data have {n}")
+            pieces = np.split(values, np.cumsum(self._lengths)[:-1])
+        else:
+            pieces = list(values)
+            if len(pieces) != len(self._parts):
+                raise ValueError(f"{key}: {len(pieces)} pieces for {len(self._parts)} "
+                                 "partitions")
+        parts = tuple(delayed(with_extra, pure=False)(p, key, v, f"partition {i}")
+                      for i, (p, v) in enumerate(zip(self._parts, pieces, strict=True)))
+        return self._derived(_parts=parts)
 
     def stream(self):
         """The partitions' blocks in row order, one partition computed at a time."""
