@@ -42,7 +42,7 @@ def _positive_integer(value: Any, name: str, what: str, least: int = 1) -> int:
     return int(value)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class Control:
     """Settings of a solver (every field by keyword).
 
@@ -123,27 +123,38 @@ class Control:
     variance_reduction: bool = True
     pocket: bool = False
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.method, str) or self.method not in METHODS:
+    def __init__(self, **settings: Any) -> None:
+        # the settings given, the others read from the class defaults (one dict update, not
+        # seventeen frozen assignments); validated at once
+        unknown = settings.keys() - _NAMES
+        if unknown:
+            raise TypeError(f"{sorted(unknown)[0]!r} is not a solver setting; settings are "
+                            f"{[f.name for f in dataclasses.fields(Control)]}")
+        self.__dict__.update(settings)
+        self._validate()
+
+    def _validate(self) -> None:
+        d = self.__dict__
+        if self.method not in _METHOD_SET:
             raise ValueError(f"method must be {one_of(METHODS)}, got {self.method!r}")
-        maxiter = _positive_integer(self.maxiter, "maxiter", "the largest number of iterations")
-        tol = self.tol
-        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
-                math.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be a positive, finite number (e.g. 1e-8), got {tol!r}")
-        maxhalf = _positive_integer(self.maxhalf, "maxhalf", "the most step halvings in one "
-                                    "iteration", least=0)
+        maxiter, tol, maxhalf = self.maxiter, self.tol, self.maxhalf
+        if type(maxiter) is not int or maxiter < 1:  # the fast path: a plain int
+            d["maxiter"] = _positive_integer(maxiter, "maxiter",
+                                             "the largest number of iterations")
+        if type(tol) is not float or not 0.0 < tol < math.inf:
+            if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
+                    math.isfinite(tol) and tol > 0):
+                raise ValueError(f"tol must be a positive, finite number (e.g. 1e-8), got "
+                                 f"{tol!r}")
+            d["tol"] = float(tol)
+        if type(maxhalf) is not int or maxhalf < 0:
+            d["maxhalf"] = _positive_integer(maxhalf, "maxhalf", "the most step halvings in "
+                                             "one iteration", least=0)
         for name, choices in (("hessian", INFORMATION), ("information", INFORMATION),
                               ("direction", DIRECTIONS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be {one_of(choices)}, got "
                                  f"{getattr(self, name)!r}")
-        if type(maxiter) is not type(self.maxiter) or maxiter != self.maxiter:
-            object.__setattr__(self, "maxiter", maxiter)  # e.g. numpy integers as int
-        if type(self.tol) is not float:
-            object.__setattr__(self, "tol", float(tol))
-        if type(self.maxhalf) is not int:
-            object.__setattr__(self, "maxhalf", maxhalf)
 
     @classmethod
     def for_method(cls, method: str = "irls", **settings: Any) -> Control:
@@ -157,14 +168,14 @@ class Control:
         TypeError
             For a setting that is no field of :class:`Control`.
         """
-        if not isinstance(method, str) or method not in METHODS:
+        if method not in _METHOD_SET:
             raise ValueError(f"method must be {one_of(METHODS)}, got {method!r}")
-        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            raise TypeError(f"{unknown[0]!r} is not a solver setting; settings are "
-                            f"{[f.name for f in dataclasses.fields(cls)]}")
         return cls(method=method, **{**METHOD_DEFAULTS.get(method, {}), **settings})
 
     def replace(self, **changes: Any) -> Control:
         """A copy with ``changes`` (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+_NAMES = frozenset(f.name for f in dataclasses.fields(Control))
+_METHOD_SET = frozenset(METHODS)
