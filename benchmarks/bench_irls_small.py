@@ -58,7 +58,7 @@ def child(repeats: int) -> dict:
     from bench_fit import make_data
 
     import glmclass as gc
-    from glmclass.solvers.irls import Control
+    from glmclass.solvers.control import Control
 
     warnings.simplefilter("ignore")
     out = {"file": gc.__file__}

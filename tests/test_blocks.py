@@ -19,7 +19,8 @@ from glmclass.rows.blocks import (
     block_rows,
 )
 from glmclass.rows.gram import fused_pass, weighted_gram
-from glmclass.solvers.irls import Control, irls
+from glmclass.solvers.control import Control
+from glmclass.solvers.irls import irls
 from glmclass.solvers.newton import multinomial_deviance
 
 RNG = np.random.default_rng(3)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import numbers
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,27 +34,14 @@ import pandas as pd
 from ..data.model_data import ModelData, from_arrays, from_formula, has_dask, is_dask
 from ..errors import one_of
 from ..formula.design import capture_env
+from ..solvers.control import Control
 
 
-@dataclass(frozen=True)
-class FitControl:
-    """Validated iteration settings shared by every iterative fit (R's ``glm.control``).
-
-    Attributes
-    ----------
-    maxiter : int
-        Largest number of iterations (at least 1).
-    tol : float
-        Positive, finite convergence tolerance on the relative change of the objective,
-        R's rule ``|dev - dev_old| / (|dev| + 0.1) < tol``.
-    """
-
-    maxiter: int = 50
-    tol: float = 1e-10
-
-
-def fit_control(maxiter: Any = 50, tol: Any = 1e-10) -> FitControl:
-    """Validate ``maxiter`` and ``tol`` once, for every model, with the same messages.
+def fit_control(maxiter: Any = 50, tol: Any = 1e-10, method: str = "irls",
+                **settings: Any) -> Control:
+    """The solver settings of a fit: ``maxiter`` and ``tol`` validated once, for every model,
+    with the same messages, on ``method``'s defaults (:meth:`Control.for_method`), with the
+    other ``settings`` (``hessian``, ``information``, ``progress``, ...).
 
     Raises
     ------
@@ -63,13 +49,7 @@ def fit_control(maxiter: Any = 50, tol: Any = 1e-10) -> FitControl:
         When ``maxiter`` is not a positive integer (``2.5``, ``0``, ``True``) or ``tol`` is not a
         positive finite number.
     """
-    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
-        raise ValueError(f"maxiter must be a positive integer (the largest number of "
-                         f"iterations), got {maxiter!r}")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
-            np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive, finite number (e.g. 1e-8), got {tol!r}")
-    return FitControl(int(maxiter), float(tol))
+    return Control.for_method(method, maxiter=maxiter, tol=tol, **settings)
 
 
 def check_option(name: str, value: Any, choices: tuple) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,7 +30,9 @@ from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..progress import IterationLog
 from ..results.bayes import BayesGLMResults
-from ..solvers.irls import Control, IRLSFit, Penalty
+from ..solvers.control import Control
+from ..solvers.fit import Fit
+from ..solvers.irls_records import Penalty
 from .base import check_option, check_start, fit_control, real_number
 from .base import per_column as _per_column
 from .glm_base import GLMBase
@@ -45,7 +47,7 @@ class Posterior:
 
     Attributes
     ----------
-    fit : IRLSFit
+    fit : Fit
         Penalised IRLS fit; ``coef`` is the posterior mode.
     precision : ndarray of shape (p,)
         Prior precisions 1 / prior_scale^2 (0 for flat).
@@ -61,7 +63,7 @@ class Posterior:
         Laplace log evidence (NaN if A is not positive definite).
     """
 
-    fit: IRLSFit
+    fit: Fit
     precision: np.ndarray
     hessian: np.ndarray
     information: np.ndarray
@@ -164,8 +166,7 @@ class BayesBinary(GLMBase):
         check_option("information", information, ("observed", "expected"))
         check_option("optimize_prior", optimize_prior, (False, True, "direct", "mackay"))
         start_params = check_start(start_params, self.exog_names)
-        fc = fit_control(maxiter, tol)
-        control = Control(maxiter=fc.maxiter, tol=fc.tol, hessian="observed")
+        control = fit_control(maxiter, tol, hessian="observed")
         codes, group_names = self._groups(groups)
         precision, opt = self.prior_precision, None
         if optimize_prior:
@@ -173,7 +174,7 @@ class BayesBinary(GLMBase):
             precision, opt = self._optimize(precision, codes, len(group_names), method,
                                             control, start_params)
         if disp:
-            control = replace(control, progress=IterationLog("-2 log posterior"))
+            control = control.replace(progress=IterationLog("-2 log posterior"))
         post = self.posterior_at(precision, control, start_params, information)
         self._warn_aliased(post.fit.aliased)
         self._warn_convergence(post.fit, "IRLS (posterior mode)")

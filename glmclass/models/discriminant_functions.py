@@ -18,9 +18,11 @@ import numpy as np
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
-from ..numerics.least_squares import indicator_lstsq, one_hot
 from ..results.discriminant_functions import FisherResults, LeastSquaresResults
 from ..rows.blocks import Block
+from ..solvers.control import Control
+from ..solvers.least_squares import one_hot
+from ..solvers.solve import solve
 from .base import Model, check_option
 from .class_setup import CodedRows
 
@@ -95,7 +97,7 @@ class LeastSquaresClassifier(CodedRows, Model):
         -------
         LeastSquaresResults
         """
-        fit = indicator_lstsq(self.row_source(), self.K)
+        fit = solve(self.K, self.row_source(), Control(method="least_squares"))
         return LeastSquaresResults(self, fit)
 
     def __repr__(self) -> str:

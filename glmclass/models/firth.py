@@ -27,11 +27,12 @@ from ..data.model_data import ModelData
 from ..progress import IterationLog
 from ..results.firth import FirthResults
 from ..rows.blocks import ArrayBlocks
-from ..solvers.firth import FirthFit, firth_logit, firth_logit_rows
-from ..solvers.irls import Control
+from ..solvers.control import Control
+from ..solvers.fit import Fit
 from ..solvers.rank import aliased_design_columns
+from ..solvers.solve import solve
 from .base import check_start, fit_control
-from .glm_base import GLMBase, NullFit
+from .glm_base import GLMBase, null_record
 
 _HINT = "raise maxiter or give start_params"
 
@@ -106,18 +107,16 @@ class FirthLogit(GLMBase):
         FirthResults
         """
         start = check_start(start_params, self.exog_names)
-        fc = fit_control(maxiter, tol)
-        control = Control(maxiter=fc.maxiter, tol=fc.tol,
-                          progress=IterationLog("penalised deviance") if disp else None)
-        inner = Control(maxiter=max(100, fc.maxiter), tol=fc.tol)
+        control = fit_control(maxiter, tol, "firth",
+                              progress=IterationLog("penalised deviance") if disp else None)
+        inner = control.replace(maxiter=max(100, control.maxiter), progress=None)
         if not self.data.in_memory:  # rows not in memory: passes over the parts
             rows = self.problem.fit_rows()
             aliased = aliased_design_columns(rows)
             keep = ~aliased
             icol = self.kept_intercept(keep)
-            fit = firth_logit_rows(rows.take_columns(keep),
-                                   None if start is None else start[keep], control,
-                                   intercept=icol)
+            fit = solve(None, rows.take_columns(keep), control,
+                        start=None if start is None else start[keep], intercept=icol)
             fit = self._embed(fit, aliased, None)
             null, null_penalized = self._null_fits_rows(rows, keep, icol, inner)
         else:
@@ -125,8 +124,8 @@ class FirthLogit(GLMBase):
             aliased = aliased_design_columns(ArrayBlocks(X, y, w, off))
             keep = ~aliased
             icol = self.kept_intercept(keep)
-            fit = firth_logit(X[:, keep], y, w, off, None if start is None else start[keep],
-                              control, intercept=icol)
+            fit = solve(None, (X[:, keep], y, w, off), control,
+                        start=None if start is None else start[keep], intercept=icol)
             fit = self._embed(fit, aliased, pos)
             null, null_penalized = self._null_fits(X[:, keep], y, w, off, icol, inner)
         results = FirthResults(self, fit, null, null_penalized)
@@ -148,40 +147,40 @@ class FirthLogit(GLMBase):
     def penalized_refit(self, keep: np.ndarray):
         """Refits of Firth's penalised likelihood on the kept columns, for profiles and
         penalised likelihood-ratio tests: ``refit(start, control, free, intercept)`` ->
-        :class:`~glmclass.solvers.firth.FirthFit` (in memory, or passes over Dask
+        :class:`~glmclass.solvers.fit.Fit` (in memory, or passes over Dask
         partitions)."""
         if not self.data.in_memory:
             rows = self.problem.fit_rows().take_columns(keep)
 
-            def refit(start, control, free, intercept) -> FirthFit:
-                return firth_logit_rows(rows, start, control, free, intercept)
+            def refit(start, control, free, intercept) -> Fit:
+                return solve(None, rows, control, start=start, free=free, intercept=intercept)
 
             return refit
         X, y, w, off, _ = self._rows()
         X = X if keep.all() else X[:, keep]
 
-        def refit(start, control, free, intercept) -> FirthFit:  # noqa: F811
-            return firth_logit(X, y, w, off, start, control, free, intercept)
+        def refit(start, control, free, intercept) -> Fit:  # noqa: F811
+            return solve(None, (X, y, w, off), control, start=start, free=free,
+                         intercept=intercept)
 
         return refit
 
     def _null_fits_rows(self, rows, keep: np.ndarray, icol: int | None,
-                        control: Control) -> tuple[NullFit, FirthFit]:
+                        control: Control) -> tuple[Fit, Fit]:
         """:meth:`_null_fits` by passes over the rows (Dask partitions)."""
         ones = rows.intercept_only()
         if icol is None:
-            own = firth_logit_rows(ones, np.zeros(1), control, free=np.zeros(1, bool))
-            null = NullFit(0.0, own.deviance)
+            own = solve(None, ones, control, start=np.zeros(1), free=np.zeros(1, bool))
+            null = null_record(None, own.deviance)
         else:
-            own = firth_logit_rows(ones, None, control)
-            null = NullFit(float(own.coef[0]), own.deviance)
+            own = solve(None, ones, control)
+            null = null_record(float(own.coef[0]), own.deviance)
         free = np.zeros(int(keep.sum()), dtype=bool)
         if icol is not None:
             free[icol] = True
-        return null, firth_logit_rows(rows.take_columns(keep), None, control, free=free,
-                                      intercept=icol)
+        return null, solve(None, rows.take_columns(keep), control, free=free, intercept=icol)
 
-    def _embed(self, fit: FirthFit, aliased: np.ndarray, pos: np.ndarray | None) -> FirthFit:
+    def _embed(self, fit: Fit, aliased: np.ndarray, pos: np.ndarray | None) -> Fit:
         """The fit on all design columns (NaN for aliased ones, zero rows in the information)
         and all rows (hat value 0 where the weight is 0; no hat values from a fit over a row
         source: the results map them from ``cov``)."""
@@ -207,7 +206,7 @@ class FirthLogit(GLMBase):
         return int(keep[:icol].sum())
 
     def _null_fits(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, off: np.ndarray,
-                   icol: int | None, control: Control) -> tuple[NullFit, FirthFit]:
+                   icol: int | None, control: Control) -> tuple[Fit, Fit]:
         """The two null models of bias-reduced logistic regression.
 
         - brglm2's: Firth's fit of the intercept-only model (its own penalty), whose
@@ -217,15 +216,16 @@ class FirthLogit(GLMBase):
         """
         ones = np.ones((X.shape[0], 1))
         if icol is None:
-            own = firth_logit(ones, y, w, off, np.zeros(1), control, free=np.zeros(1, bool))
-            null = NullFit(0.0, own.deviance)
+            own = solve(None, (ones, y, w, off), control, start=np.zeros(1),
+                        free=np.zeros(1, bool))
+            null = null_record(None, own.deviance)
         else:
-            own = firth_logit(ones, y, w, off, None, control)
-            null = NullFit(float(own.coef[0]), own.deviance)
+            own = solve(None, (ones, y, w, off), control)
+            null = null_record(float(own.coef[0]), own.deviance)
         free = np.zeros(X.shape[1], dtype=bool)
         if icol is not None:
             free[icol] = True
-        return null, firth_logit(X, y, w, off, None, control, free=free, intercept=icol)
+        return null, solve(None, (X, y, w, off), control, free=free, intercept=icol)
 
     def __repr__(self) -> str:
         return f"<FirthLogit: nobs={self.exog.shape[0]}>"

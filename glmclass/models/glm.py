@@ -26,7 +26,6 @@ from ..results.glm import GLMResults
 from ..results.regularized import RegularizationPath, RegularizedResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
-from ..solvers.irls import Control
 from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
@@ -114,13 +113,12 @@ class MLEGLM(GLMBase):
         check_option("information", information, ("observed", "expected"))
         check_option("on_separation", on_separation, ("warn", "raise", "ignore"))
         start = check_start(start_params, self.exog_names)
-        fc = fit_control(maxiter, tol)
+        control = fit_control(maxiter, tol, hessian="observed" if method == "newton" else
+                              "expected", information=information,
+                              progress=IterationLog("deviance",
+                                                    preamble=self.data.build_report())
+                              if disp else None)
         cov = cov_spec(self.data, cov_type, cov_kwds)
-        control = Control(maxiter=fc.maxiter, tol=fc.tol,
-                          hessian="observed" if method == "newton" else "expected",
-                          information=information,
-                          progress=IterationLog("deviance", preamble=self.data.build_report())
-                          if disp else None)
         fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
                else self.problem.irls(control, start))
         null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked

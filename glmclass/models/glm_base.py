@@ -19,11 +19,11 @@ from .. import families as F
 from ..data.model_data import ModelData
 from ..errors import ConvergenceWarning, RankDeficientWarning
 from ..rows.gram import column_abs_max
-from ..solvers.irls import IRLSFit
+from ..solvers.fit import Fit
 from .base import Model
-from .glm_problem import GLMProblem, NullFit, constant, gram_applies
+from .glm_problem import GLMProblem, constant, gram_applies, null_record
 
-__all__ = ["GLMBase", "GLMProblem", "NullFit", "constant", "gram_applies"]
+__all__ = ["GLMBase", "GLMProblem", "constant", "gram_applies", "null_record"]
 
 
 class GLMBase(Model):
@@ -84,7 +84,7 @@ class GLMBase(Model):
             "coefficients are NaN (drop them to silence this)", RankDeficientWarning,
             stacklevel=3)
 
-    def _warn_convergence(self, fit: IRLSFit, what: str = "IRLS",
+    def _warn_convergence(self, fit: Fit, what: str = "IRLS",
                           hint: str = "raise maxiter, give start_params, or rescale the "
                                       "columns") -> None:
         if fit.converged:

@@ -28,10 +28,13 @@ from ..data.model_data import ModelData, check_finite
 from ..data.response import binary_response, binomial_response, encode
 from ..rows.blocks import ArrayBlocks, Block, OneBlock, RowBlocks, block_rows, constant
 from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
-from ..solvers.irls import Control, IRLSFit, Penalty, irls
+from ..solvers.control import Control
+from ..solvers.fit import Fit
+from ..solvers.irls_records import Penalty
+from ..solvers.solve import solve
 from .base import check_weight_facts, check_weights
 
-__all__ = ["FixedColumn", "GLMProblem", "NullFit", "constant", "gram_applies", "held_block"]
+__all__ = ["FixedColumn", "GLMProblem", "constant", "gram_applies", "held_block", "null_record"]
 
 
 def _is_constant(a: np.ndarray) -> bool:
@@ -95,22 +98,16 @@ def _response(b: Block) -> np.ndarray:
     return b.y
 
 
-@dataclass(frozen=True)
-class NullFit:
-    """The intercept-only fit (R's null model): ``eta = offset + intercept``.
-
-    Attributes
-    ----------
-    intercept: float
-        The fitted constant (0 when the model has no intercept: then eta = offset).
-    deviance : float or None
-        None from ``null_fit(lazy=True)`` when the intercept needed no iteration: the deviance
-        is then ``problem.deviance_at(intercept)``, computed by the results when first asked
-        (:attr:`~glmclass.results.glm_base.GLMBaseResults.null_deviance`).
-    """
-
-    intercept: float
-    deviance: float | None
+def null_record(intercept: float | None, deviance: float | None) -> Fit:
+    """The intercept-only fit (R's null model, ``eta = offset + intercept``) as a
+    :class:`~glmclass.solvers.fit.Fit`: ``coef`` the constant (empty when the model has none,
+    ``intercept`` None: then eta = offset and ``Fit.intercept`` is 0), ``deviance`` None from
+    ``null_fit(lazy=True)`` when the intercept needed no iteration: the deviance is then
+    ``problem.deviance_at(intercept)``, computed by the results when first asked
+    (:attr:`~glmclass.results.glm_base.GLMBaseResults.null_deviance`)."""
+    if intercept is None:
+        return Fit(coef=np.zeros(0), intercept=0.0, deviance=deviance)
+    return Fit(coef=np.array([intercept]), intercept=intercept, deviance=deviance)
 
 
 class _HeldAt:
@@ -440,18 +437,19 @@ class GLMProblem:
                 and 0 < X.shape[0] <= min(block_rows(X.shape[1]), block_rows(1)))
 
     def irls(self, control: Control, start: np.ndarray | None = None,
-             penalty: Penalty | None = None, X: np.ndarray | None = None) -> IRLSFit:
+             penalty: Penalty | None = None, X: np.ndarray | None = None) -> Fit:
         """IRLS on the rows with positive prior weight (as R's ``glm.fit``, rows of weight 0
         take no part in the fit: their eta may be anything, even where the family's weights are
         infinite)."""
         if self.rows is not None:
             rows = self.rows.intercept_only() if isinstance(X, str) else self.blocks(X)
-            return irls(self._positive(rows), self.family, start, control, penalty)
+            return solve(self.family, self._positive(rows), control, start=start,
+                         penalty=penalty)
         blocks = self.blocks(X)
         pos = self.positive_rows
         intercept = self.data.intercept_index if X is None else None
-        return irls(blocks if pos is None else blocks.take_rows(pos), self.family, start,
-                    control, penalty, intercept)
+        return solve(self.family, blocks if pos is None else blocks.take_rows(pos), control,
+                     start=start, penalty=penalty, intercept=intercept)
 
     def fit_rows(self) -> RowBlocks:
         """The rows IRLS fits: those with positive prior weight (as R's ``glm.fit``)."""
@@ -466,10 +464,11 @@ class GLMProblem:
         return rows if self.sums[3] == 0 else rows.positive_weights()
 
     def held_fit(self, j: int, b: float, others: np.ndarray, control: Control,
-                 start: np.ndarray | None = None) -> IRLSFit:
+                 start: np.ndarray | None = None) -> Fit:
         """IRLS with coefficient j held at b (its column moved into the offset) on the
         columns ``others``: one refit of a profile likelihood, passes over the row source."""
-        return irls(FixedColumn(self.fit_rows(), j, b, others), self.family, start, control)
+        return solve(self.family, FixedColumn(self.fit_rows(), j, b, others), control,
+                     start=start)
 
     def held_deviance(self, j: int, b: float) -> float:
         """Deviance at eta = offset + b x_j (no other column), one pass over the rows."""
@@ -480,17 +479,17 @@ class GLMProblem:
 
         return FixedColumn(self.fit_rows(), j, b, np.zeros(0, dtype=np.intp)).reduce(dev, 0.0)
 
-    def null_fit(self, control: Control, lazy: bool = False) -> NullFit:
+    def null_fit(self, control: Control, lazy: bool = False) -> Fit:
         """Intercept-only fit with the offset kept, as R's null deviance; eta = offset without
         an intercept. With ``lazy``, an intercept found without iterating comes without its
         deviance (None: a pass over the rows that most fits never need, see
-        :class:`NullFit`); an iterated one (with an offset) has it, so that an error of that
+        :func:`null_record`); an iterated one (with an offset) has it, so that an error of that
         fit still surfaces in ``fit()``. On rows not in memory the deviance is always
         computed: one pass, made while the fit has the rows at hand."""
         if self.sums is not None:
             return self._null_fit_from_sums(control)
         if self.data.intercept_index is None:
-            return NullFit(0.0, None if lazy else self.deviance_at(0.0))
+            return null_record(None, None if lazy else self.deviance_at(0.0))
         off = self.offset
         if (off[0] == 0.0 if _is_constant(off) else not np.any(off)):  # the default: one cell
             # the intercept-only MLE is the weighted mean for every family and link (the score
@@ -498,21 +497,21 @@ class GLMProblem:
             pw = self.prior_weights
             c = float(self.family.link.link(np.array([pw @ self.endog / pw.sum()]))[0])
             if math.isfinite(c):
-                return NullFit(c, None if lazy else self.deviance_at(c))
+                return null_record(c, None if lazy else self.deviance_at(c))
         ones = constant(1.0, self.data.nrows)[:, None]
         fit = self.irls(control, X=ones)
-        return NullFit(float(fit.coef[0]), float(fit.deviance))
+        return null_record(float(fit.coef[0]), float(fit.deviance))
 
-    def _null_fit_from_sums(self, control: Control) -> NullFit:
+    def _null_fit_from_sums(self, control: Control) -> Fit:
         if self.data.intercept_index is None:
-            return NullFit(0.0, self.deviance_at(0.0))
+            return null_record(None, self.deviance_at(0.0))
         off = self.data.facts.arrays.get("offset")
         if off is None or not off.nonzero:
             c = float(self.family.link.link(np.array([self.sums[2] / self.sums[1]]))[0])
             if np.isfinite(c):
-                return NullFit(c, self.deviance_at(c))
+                return null_record(c, self.deviance_at(c))
         fit = self.irls(control, X="intercept")
-        return NullFit(float(fit.coef[0]), float(fit.deviance))
+        return null_record(float(fit.coef[0]), float(fit.deviance))
 
     def deviance_at(self, intercept: float) -> float:
         """Deviance at eta = offset + intercept, over row blocks (no length-n temporary)."""
@@ -560,7 +559,7 @@ class GLMProblem:
                     shift: np.ndarray | None = None) -> np.ndarray:
         """Fisher (``observed=False``) or observed information X'WX on the kept columns at
         ``coef``; ``gram`` is the solver's Gram at ``coef`` (of the ``gram_information``:
-        :attr:`IRLSFit.information`), reused when it is the one asked for. With ``shift``
+        :attr:`Fit.information`), reused when it is the one asked for. With ``shift``
         (p,), the information of the shifted design ``X - 1 shift'`` (see
         :func:`~glmclass.rows.gram.shift_from_gram`)."""
         fam = self.family

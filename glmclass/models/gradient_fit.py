@@ -1,6 +1,8 @@
 """Gradient-descent fits of the GLM-type models and the multinomial logit: the glue between a
-model's data and :mod:`glmclass.solvers.gradient`, returning the same fit records as IRLS and
-Newton's method so that the results classes need no second code path.
+model's data and :mod:`glmclass.solvers.gradient` (through :func:`glmclass.solvers.solve.solve`),
+returning the same :class:`~glmclass.solvers.fit.Fit` record as IRLS and Newton's method (with
+the gradient norms per epoch and the learning rate used) so that the results classes need no
+second code path.
 
 The covariance of such a fit is the inverse information (the Hessian of the negative
 log-likelihood) at the point the optimiser reached: at the MLE only when it converged.
@@ -8,36 +10,18 @@ log-likelihood) at the point the optimiser reached: at the MLE only when it conv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..numerics.linalg import aliased_columns
 from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import weighted_gram
 from ..solvers import gradient as G
-from ..solvers.irls import IRLSFit
-from ..solvers.newton import NewtonFit, multinomial_deviance
+from ..solvers.fit import Fit
+from ..solvers.newton import multinomial_deviance
+from ..solvers.solve import solve
 
 LABELS = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
           "minibatch": "mini-batch gradient descent"}
-
-
-@dataclass(frozen=True)
-class GradientFit(IRLSFit):
-    """An :class:`~glmclass.solvers.irls.IRLSFit` reached by a gradient method, with the
-    gradient norms per epoch and the learning rate used."""
-
-    grad_norms: tuple = ()
-    learning_rate: float = np.nan
-
-
-@dataclass(frozen=True)
-class MultinomialGradientFit(NewtonFit):
-    """A :class:`~glmclass.solvers.newton.NewtonFit` reached by a gradient method."""
-
-    grad_norms: tuple = ()
-    learning_rate: float = np.nan
 
 
 HINT = ("raise max_epochs, lower the learning rate, keep variance_reduction=True, or "
@@ -95,7 +79,7 @@ def _smoothness(blocks, c: float) -> tuple[float, float]:
     return max(L, 1e-300), max(L_max, L, 1e-300)
 
 
-def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> GradientFit:
+def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Fit:
     """Fit a :class:`~glmclass.models.glm_base.GLMProblem` by a gradient method.
 
     Rows of zero prior weight take no part (as in IRLS); aliased columns get NaN coefficients.
@@ -121,8 +105,7 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Gr
         coef0[int(np.cumsum(keep)[problem.data.intercept_index]) - 1] = \
             float(fam.link.link(np.array([mean]))[0])
     c = _curvature_bound(fam, blocks, coef0)
-    run = G.minimise(G.glm_loss(fam), blocks, coef0, control,
-                     _smoothness(blocks, c))
+    run = solve(fam, blocks, control, start=coef0, smoothness=_smoothness(blocks, c))
     b = run.coef
 
     def fisher(blk: Block) -> np.ndarray:
@@ -132,21 +115,21 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Gr
     gram[np.ix_(keep, keep)] = weighted_gram(blocks, fisher)
     coef = np.full(keep.size, np.nan)
     coef[keep] = b
-    return GradientFit(coef, 2.0 * run.loss, gram, aliased, run.n_epochs, run.converged,
-                       run.history, run.message, grad_norms=run.grad_norms,
-                       learning_rate=run.learning_rate)
+    return Fit(coef=coef, deviance=2.0 * run.loss, gram=gram, aliased=aliased, n_iter=run.n_iter,
+               converged=run.converged, history=run.history, message=run.message,
+               grad_norms=run.grad_norms, learning_rate=run.learning_rate)
 
 
 def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
-                    options: dict) -> MultinomialGradientFit:
+                    options: dict) -> Fit:
     """Fit an :class:`~glmclass.MNLogit` on its kept columns (mask ``keep``) by a gradient
     method; the record carries the exact Hessian at the point reached (for the covariance)."""
     blocks = positive_rows(model.row_blocks(keep, objective=True))
     control = G.gradient_control(method, blocks.n_rows, **options)
     # Boehning's bound: the multinomial Hessian is below (I - 11'/K)/2 (x) X'WX
-    run = G.minimise(G.multinomial_loss(model.K), blocks, start, control,
-                     _smoothness(blocks, 0.5))
+    run = solve(G.multinomial_loss(model.K), blocks, control, start=start,
+                smoothness=_smoothness(blocks, 0.5))
     f, g, h = multinomial_deviance(blocks, model.K)(run.coef, True)
-    return MultinomialGradientFit(run.coef, f, g, h, run.n_epochs, run.converged, run.history,
-                                  run.message, grad_norms=run.grad_norms,
-                                  learning_rate=run.learning_rate)
+    return Fit(coef=run.coef, objective=f, gradient=g, hessian=h, n_iter=run.n_iter,
+               converged=run.converged, history=run.history, message=run.message,
+               grad_norms=run.grad_norms, learning_rate=run.learning_rate)

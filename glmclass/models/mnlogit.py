@@ -15,7 +15,6 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 
@@ -32,16 +31,12 @@ from ..rows.blocks import ArrayBlocks, RowBlocks, block_rows
 from ..rows.gram import column_abs_max, shift_from_gram, weighted_gram
 from ..solvers import gradient as GD
 from ..solvers import sampled as SM
-from ..solvers.newton import (
-    NewtonControl,
-    NewtonFit,
-    multinomial_deviance,
-    newton,
-    softmax_parts,
-    unit_weights,
-)
+from ..solvers.control import Control
+from ..solvers.fit import Fit
+from ..solvers.newton import multinomial_deviance, softmax_parts, unit_weights
 from ..solvers.rank import aliased_design_columns, bound_decides, gram_decides
 from ..solvers.sampled import sample_fraction
+from ..solvers.solve import solve
 from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
@@ -209,10 +204,9 @@ class MNLogit(Model):
                           batch_size=batch_size, max_epochs=max_epochs, gtol=gtol, seed=seed,
                           variance_reduction=variance_reduction)
         check_option("information", information, ("observed", "expected"))
-        fc = fit_control(maxiter, tol)
+        control = fit_control(maxiter, tol, "newton")
         cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)
-        control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
-        shown = replace(control, progress=IterationLog("deviance")) if disp else control
+        shown = control.replace(progress=IterationLog("deviance")) if disp else control
         trial = None if method in GD.METHODS else self._full_rank_fit(shown)
         if trial is not None and trial[1]:  # its Hessian shows R's rule would alias nothing
             aliased = np.zeros(self.exog.shape[1], dtype=bool)
@@ -225,7 +219,8 @@ class MNLogit(Model):
         elif trial is not None and keep.all():  # the fit on every column stands
             fit = trial[0]
         else:
-            fit = newton(multinomial_deviance(blocks, self.K), self._start(keep), shown)
+            fit = solve(multinomial_deviance(blocks, self.K), None, shown,
+                        start=self._start(keep))
         null = self._null_deviance(control)
         results = MNLogitResults(self, fit, keep, null, method, information, self._fit_levels,
                                  cov)
@@ -245,7 +240,7 @@ class MNLogit(Model):
             gram = weighted_gram(rows, shift=shift)
         return aliased_design_columns(rows, gram, shift=shift, intercept=icpt)
 
-    def _full_rank_fit(self, control: NewtonControl) -> tuple[NewtonFit, bool] | None:
+    def _full_rank_fit(self, control: Control) -> tuple[Fit, bool] | None:
         """Newton's method on every column before any rank decision, for a large in-memory
         design whose row sample is clearly full rank; with whether its final Hessian shows
         that R's rule on X'FX aliases nothing (then X'FX needs no pass of its own). None when
@@ -264,7 +259,7 @@ class MNLogit(Model):
         objective = multinomial_deviance(self.row_blocks(everything, objective=True), self.K,
                                          weight_range=True)
         try:
-            fit = newton(objective, self._start(everything), control)
+            fit = solve(objective, None, control, start=self._start(everything))
         except (ValueError, np.linalg.LinAlgError):
             return None
         record = objective.weight_range
@@ -292,7 +287,7 @@ class MNLogit(Model):
             start[:, j] = np.log(t[1:] / t[0])
         return start.ravel()
 
-    def _null_deviance(self, control: NewtonControl) -> float:
+    def _null_deviance(self, control: Control) -> float:
         """Intercept-only fit (offset kept), as ``llnull``; without an intercept, eta = offset."""
         if self.has_intercept and self.data.in_memory and not np.any(self.offset):
             # the intercept-only MLE fits the level shares: -2 sum_k t_k log(t_k / T), no passes
@@ -304,7 +299,7 @@ class MNLogit(Model):
             return objective(np.zeros(0), False)[0]
         ones = self.row_blocks().intercept_only().with_rows(block_rows(self.K - 1))
         objective = multinomial_deviance(ones, self.K)
-        return newton(objective, self._start(None), control).objective
+        return solve(objective, None, control, start=self._start(None)).objective
 
     # --- separation ---------------------------------------------------------------------------
     def _separation(self, keep: np.ndarray, blocks: RowBlocks,
@@ -350,7 +345,7 @@ class MNLogit(Model):
         return S.Separation(found.separated, found.kind, _columns(d), d, names, nonref, rest,
                             self.ref)
 
-    def _warn(self, aliased: np.ndarray, fit: NewtonFit, sep: Separation,
+    def _warn(self, aliased: np.ndarray, fit: Fit, sep: Separation,
               what: str = "Newton's method") -> None:
         if aliased.any():
             names = [nm for nm, a in zip(self.exog_names, aliased, strict=True) if a]

@@ -21,7 +21,9 @@ from ..data.response import multiclass_response
 from ..errors import ConvergenceWarning
 from ..results.perceptron import PerceptronResults
 from ..rows.blocks import RowBlocks
-from ..solvers.perceptron import PerceptronFit, rosenblatt
+from ..solvers.control import Control
+from ..solvers.fit import Fit
+from ..solvers.solve import solve
 from .base import Model, check_option
 from .class_setup import CodedRows
 
@@ -156,10 +158,11 @@ class Perceptron(CodedRows, Model):
             (the data are not linearly separable, or need more epochs).
         """
         rng = np.random.default_rng(self.seed) if self.shuffle else None
-        fits: dict[str, PerceptronFit] = {}
+        control = Control.for_method("perceptron", learning_rate=self.learning_rate,
+                                     max_epochs=self.max_epochs, seed=rng, pocket=self.pocket)
+        fits: dict[str, Fit] = {}
         for name, rows, positive in self._tasks():
-            fits[name] = rosenblatt(rows, positive, self.learning_rate, self.max_epochs, rng,
-                                    self.pocket)
+            fits[name] = solve(positive, rows, control)
         bad = [k for k, f in fits.items() if not f.converged]
         if bad:
             which = "" if len(fits) == 1 else f" ({', '.join(bad)})"

@@ -147,7 +147,7 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
         l1u, l2u = r.unit_weights(pf, L1_wt)
         null = CD.null_fit(r.oracle, r.start, l1u, control)
         l1max, _ = r.unit_weights(pf, max(L1_wt, 1e-3))  # glmnet's alpha_max for ridge
-        amax = CD.alpha_max(null.grad, l1max)
+        amax = CD.alpha_max(null.gradient, l1max)
         if seq is None:
             nobs = r.total if mn else model.problem.nobs
             seq = _sequence(n_alphas, alpha_min_ratio, alphas, nobs, pf.size, amax)

@@ -40,8 +40,10 @@ from ..likelihoods import MultinomialLikelihood, likelihood_of
 from ..results.regularized import check_alpha
 from ..rows.blocks import Block, RowBlocks
 from ..solvers import coordinate_descent as CD
-from ..solvers.irls import Control
-from ..solvers.newton import NewtonControl, multinomial_deviance, newton
+from ..solvers import solve as SV
+from ..solvers.control import Control
+from ..solvers.fit import Fit
+from ..solvers.newton import multinomial_deviance
 from .base import check_start, fit_control, per_column, real_number
 
 # --- argument checks ----------------------------------------------------------------------------
@@ -322,16 +324,16 @@ def check_no_constant(model, intercept: int | None) -> None:
 # --- one fit --------------------------------------------------------------------------------------
 
 def solve(rows: Rows, alpha: float, L1_wt: float, pf: np.ndarray, start: np.ndarray | None,
-          control: CD.CDControl) -> CD.CDFit:
+          control: Control) -> Fit:
     """The penalised fit at one alpha, from ``start`` (coefficients on the original design)."""
     l1u, l2u = rows.unit_weights(pf, L1_wt)
     s = rows.start if start is None else rows.to_solver(start)
-    return CD.prox_newton(rows.oracle, s, alpha * l1u, alpha * l2u, np.arange(s.size), control)
+    return SV.solve(rows.oracle, None, control, start=s, l1=alpha * l1u, l2=alpha * l2u,
+                    active=np.arange(s.size))
 
 
-def cd_control(maxiter, tol) -> CD.CDControl:
-    fc = fit_control(maxiter, tol)
-    return CD.CDControl(maxiter=fc.maxiter, tol=fc.tol)
+def cd_control(maxiter, tol) -> Control:
+    return fit_control(maxiter, tol, "cd")
 
 
 def fit_regularized(model, alpha, L1_wt, penalty_factor, standardize, maxiter, tol,
@@ -357,10 +359,10 @@ def fit_regularized(model, alpha, L1_wt, penalty_factor, standardize, maxiter, t
 
 
 def null_fit(model):
-    """The intercept-only fit: a :class:`~glmclass.models.glm_base.NullFit` for GLM-type models,
+    """The intercept-only fit: a :class:`~glmclass.solvers.fit.Fit` for GLM-type models,
     the null deviance for MNLogit (:func:`multinomial_null_deviance`)."""
     if is_multinomial(model):
-        return multinomial_null_deviance(model, NewtonControl())
+        return multinomial_null_deviance(model, Control(method="newton"))
     return model.problem.null_fit(Control())
 
 
@@ -368,7 +370,7 @@ def _offset_terms(b: Block) -> float:
     return float(np.count_nonzero(b.offset))
 
 
-def multinomial_null_deviance(model, control: NewtonControl) -> float:
+def multinomial_null_deviance(model, control: Control) -> float:
     """The deviance of an MNLogit's intercept-only fit (offset kept; without an intercept, at
     eta = offset), as ``MNLogit.fit`` reports it in ``llnull``.
 
@@ -385,8 +387,8 @@ def multinomial_null_deviance(model, control: NewtonControl) -> float:
     if not offsets:
         return float(-2.0 * np.sum(t * np.log(t / t.sum())))
     start = np.log(t[1:] / t[0])
-    return float(newton(multinomial_deviance(rows.intercept_only(), K), start,
-                        control).objective)
+    return float(SV.solve(multinomial_deviance(rows.intercept_only(), K), None, control,
+                          start=start).objective)
 
 
 def check_int(value, name: str, low: int) -> int:

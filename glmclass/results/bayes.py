@@ -19,7 +19,7 @@ from .. import links as L
 from ..errors import GlmclassWarning
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
-from ..solvers.irls import Control
+from ..solvers.control import Control
 from ..summary import Summary, modelled_line
 from .base import check_which, num
 from .glm_base import GLMBaseResults

@@ -15,8 +15,9 @@ import pandas as pd
 
 from ..data.model_data import output_index
 from ..numerics.discriminant import ClassMoments
-from ..numerics.least_squares import LeastSquaresFit, one_hot
 from ..rows.blocks import Block
+from ..solvers.fit import Fit
+from ..solvers.least_squares import one_hot
 from ..summary import Summary
 from .base import check_which, num
 from .dask import RowOutputs, new_rows_of, rows_of
@@ -91,7 +92,7 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         Levels never predicted in-sample: with three or more classes the symptom of masking.
     """
 
-    def __init__(self, model, fit: LeastSquaresFit) -> None:
+    def __init__(self, model, fit: Fit) -> None:
         d = model.data
         self.model = model
         self._fit = fit

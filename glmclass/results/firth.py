@@ -27,8 +27,8 @@ from scipy import stats
 from scipy.special import expit
 
 from ..errors import GlmclassWarning
-from ..solvers.firth import FirthFit
-from ..solvers.irls import Control
+from ..solvers.control import Control
+from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line
 from .base import coef_table, num
 from .dask import rows_of
@@ -84,7 +84,7 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
     cov_type = "nonrobust"
     scale = 1.0
 
-    def __init__(self, model, fit: FirthFit, null, null_penalized: FirthFit) -> None:
+    def __init__(self, model, fit: Fit, null, null_penalized: Fit) -> None:
         super().__init__(model, fit, null)
         self._null_penalized = null_penalized
 
@@ -291,7 +291,7 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
 def _profile_control(res: FirthResults) -> Control:
     # the step rule of the solver at 1e-11: far below what a profile value can notice (it is
     # flat at the constrained optimum) and above the rounding of the modified score
-    return Control(maxiter=max(100, 4 * res.n_iter), tol=1e-11)
+    return Control.for_method("firth", maxiter=max(100, 4 * res.n_iter), tol=1e-11)
 
 
 class _FirthProfile:

@@ -14,7 +14,7 @@ from ..errors import GlmclassWarning
 from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
-from ..solvers.irls import IRLSFit
+from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line
 from .base import coef_table, num
 from .dask import rows_after
@@ -77,7 +77,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         gives it with :meth:`~glmclass.results.likelihood.LikelihoodResults.replaced`.
     """
 
-    def __init__(self, model, fit: IRLSFit, null, method: str, information: str,
+    def __init__(self, model, fit: Fit, null, method: str, information: str,
                  cov: CovSpec = NONROBUST, separation=None) -> None:
         super().__init__(model, fit, null)
         self.method = method
@@ -122,7 +122,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
 
     def _shifted_inverse(self) -> np.ndarray:
         """The inverse ``information`` of a fit made on a shifted design, through that design's
-        information (as :meth:`IRLSFit.gram_inverse`): the Gram of the raw design loses the
+        information (as :meth:`Fit.gram_inverse`): the Gram of the raw design loses the
         digits that large column means take (1e-7 relative at a mean of 1e4)."""
         fit, keep = self._fit, self._keep
         shift = fit.shift

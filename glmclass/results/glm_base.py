@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.model_data import ModelData
-from ..solvers.firth import FirthFit
-from ..solvers.irls import IRLSFit
+from ..solvers.fit import Fit
 from .base import check_which, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 
@@ -80,7 +79,7 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         return self.model.data.exog_index
 
     @property
-    def solver_fit(self) -> IRLSFit | FirthFit:
+    def solver_fit(self) -> Fit:
         """The solver's record of the fit (``coef`` on the estimable columns, ``aliased``,
         the information it used, ...)."""
         return self._fit
@@ -93,7 +92,7 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
     @cached_property
     def null_deviance(self) -> float:
         """Deviance of the intercept-only model (offset kept), R's ``null.deviance``: made
-        when first asked where the null fit needed no iteration (``NullFit.deviance`` None)."""
+        when first asked where the null fit needed no iteration (the null ``Fit.deviance`` None)."""
         d = self._null.deviance
         return float(self.model.problem.deviance_at(self._null.intercept) if d is None else d)
 

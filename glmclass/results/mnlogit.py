@@ -12,10 +12,11 @@ from ..data.model_data import ModelData
 from ..data.response import encode
 from ..errors import GlmclassWarning
 from ..likelihoods import likelihood_of
+from ..likelihoods.multinomial import softmax_parts
 from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..rows.blocks import constant
-from ..solvers.newton import NewtonFit, softmax_parts
+from ..solvers.fit import Fit
 from ..summary import Summary
 from .base import check_which, coef_table, num, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
@@ -82,7 +83,7 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         The non-reference levels, in fit order: the columns of :attr:`params`.
     """
 
-    def __init__(self, model, fit: NewtonFit, keep: np.ndarray, null_deviance: float,
+    def __init__(self, model, fit: Fit, keep: np.ndarray, null_deviance: float,
                  method: str, information: str, fit_levels: list, cov: CovSpec = NONROBUST,
                  separation=None) -> None:
         d = model.data
@@ -140,7 +141,7 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         return self._keep
 
     @property
-    def solver_fit(self) -> NewtonFit:
+    def solver_fit(self) -> Fit:
         """The solver's record of the fit (``coef`` level-major on the estimable columns)."""
         return self._fit
 

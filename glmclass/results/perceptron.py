@@ -55,7 +55,7 @@ class PerceptronResults(RowOutputs, SaveMixin,
 
         def per_epoch(attr: str):
             frame = pd.DataFrame({k: pd.Series(getattr(f, attr),
-                                               index=np.arange(1, f.n_epochs + 1))
+                                               index=np.arange(1, f.n_iter + 1))
                                   for k, f in fits.items()})
             frame.index.name = "epoch"
             return frame
@@ -63,12 +63,12 @@ class PerceptronResults(RowOutputs, SaveMixin,
         if self.scheme == "binary":
             f = next(iter(fits.values()))
             self.params = pd.Series(f.coef, index=names, name="weights")
-            self.n_epochs = f.n_epochs
+            self.n_epochs = f.n_iter
             self.history = per_epoch("history").iloc[:, 0].rename("misclassified")
             self.updates = per_epoch("updates").iloc[:, 0].rename("updates")
         else:
             self.params = pd.DataFrame(coef, index=names, columns=cols)
-            self.n_epochs = pd.Series({k: f.n_epochs for k, f in fits.items()}, name="n_epochs")
+            self.n_epochs = pd.Series({k: f.n_iter for k, f in fits.items()}, name="n_epochs")
             self.history = per_epoch("history")
             self.updates = per_epoch("updates")
         self.converged = all(f.converged for f in fits.values())

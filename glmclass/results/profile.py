@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from ..errors import GlmclassWarning
-from ..solvers.irls import Control
+from ..solvers.control import Control
 
 #: Doublings of the distance from the estimate before a bound is declared infinite: the
 #: search reaches 2**40 Wald half-widths.

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..likelihoods import MultinomialLikelihood, likelihood_of
-from ..solvers.coordinate_descent import CDFit, PathFit
+from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, check_which, num, row_key
 from .dask import RowOutputs, new_rows_of
@@ -181,7 +181,7 @@ class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixi
     method : str
     """
 
-    def __init__(self, model, coef: np.ndarray, fit: CDFit, null, *, alpha: float,
+    def __init__(self, model, coef: np.ndarray, fit: Fit, null, *, alpha: float,
                  L1_wt: float, penalty_factor: np.ndarray, standardize: bool,
                  scale: np.ndarray, total: float) -> None:
         record = _Record(coef, 2.0 * total * fit.loss, fit.converged, fit.n_iter, fit.history,
@@ -239,7 +239,7 @@ class RegularizedMNLogitResults(RowOutputs, PenaltyMixin, LikelihoodMixin, SaveM
     #: On Dask data each partition's rows are encoded as an MNLogit fit's are.
     partition_model = MNLogitResults.partition_model
 
-    def __init__(self, model, coef: np.ndarray, fit: CDFit, null_deviance: float, *,
+    def __init__(self, model, coef: np.ndarray, fit: Fit, null_deviance: float, *,
                  alpha: float, L1_wt: float, penalty_factor: np.ndarray, standardize: bool,
                  scale: np.ndarray, total: float) -> None:
         d = model.data
@@ -358,7 +358,7 @@ class RegularizationPath:
         ``coefs`` has a column per (level, design column).
     """
 
-    def __init__(self, model, alphas: np.ndarray, coefs: np.ndarray, fit: PathFit,
+    def __init__(self, model, alphas: np.ndarray, coefs: np.ndarray, fit: Fit,
                  alpha_max: float, *, L1_wt: float, penalty_factor: np.ndarray,
                  standardize: bool, scale: np.ndarray, cv_raw: np.ndarray | None,
                  cv_weight: np.ndarray | None, folds: np.ndarray | None, seed,

@@ -32,7 +32,6 @@ composite functions. *SIAM J. Optim.* 24(3).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -40,6 +39,8 @@ import numpy as np
 from ..families import Family
 from ..rows.blocks import Block, RowBlocks, add
 from ..rows.gram import Scratch, block_gram
+from .control import Control
+from .fit import Fit
 
 T = TypeVar("T")
 
@@ -48,66 +49,6 @@ T = TypeVar("T")
 #: Hessian (or a positive semi-definite approximation) on the ``active`` coordinates, shape
 #: (a, a) (else H may be None).
 Oracle = Callable[[np.ndarray, np.ndarray, bool], tuple[float, np.ndarray, np.ndarray | None]]
-
-
-@dataclass(frozen=True)
-class CDControl:
-    """Settings of :func:`prox_newton`.
-
-    Attributes
-    ----------
-    maxiter : int
-        Most outer (proximal Newton) steps.
-    tol : float
-        Convergence when the KKT conditions hold to ``tol`` on every coordinate, on the scale
-        of the data (:func:`kkt_residual`); excluded coordinates must satisfy theirs too.
-    max_sweeps : int
-        Most coordinate-descent sweeps per outer step.
-    """
-
-    maxiter: int = 100
-    tol: float = 1e-10
-    max_sweeps: int = 100_000
-
-
-@dataclass(frozen=True)
-class CDFit:
-    """Result record of :func:`prox_newton`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (m,)
-    objective : float
-        Penalised objective F at ``coef``.
-    loss : float
-        The mean loss f at ``coef``.
-    grad : ndarray of shape (m,)
-        Gradient of f at ``coef`` (the KKT conditions of the result can be read from it).
-    hess : ndarray of shape (a, a)
-        Hessian (approximation) of f on ``active`` at ``coef``.
-    active : ndarray of int
-        Coordinates whose Hessian was formed (every non-zero coordinate is among them).
-    n_iter : int
-        Outer steps taken.
-    n_sweeps : int
-        Coordinate-descent sweeps, over all outer steps.
-    converged : bool
-    message : str
-    history : tuple of float
-        F after each outer step.
-    """
-
-    coef: np.ndarray
-    objective: float
-    loss: float
-    grad: np.ndarray
-    hess: np.ndarray
-    active: np.ndarray
-    n_iter: int
-    n_sweeps: int
-    converged: bool
-    message: str
-    history: tuple[float, ...]
 
 
 def soft_threshold(z: float, t: float) -> float:
@@ -190,8 +131,8 @@ def cd_quadratic(H: np.ndarray, r: np.ndarray, coef: np.ndarray, l1: np.ndarray,
 
 
 def prox_newton(oracle: Oracle, start: np.ndarray, l1: np.ndarray, l2: np.ndarray,
-                active: np.ndarray, control: CDControl,
-                first: tuple[float, np.ndarray, np.ndarray] | None = None) -> CDFit:
+                active: np.ndarray, control: Control,
+                first: tuple[float, np.ndarray, np.ndarray] | None = None) -> Fit:
     """Minimise ``f(b) + sum l1 |b| + sum l2 b^2/2`` by proximal Newton steps.
 
     Parameters
@@ -205,14 +146,22 @@ def prox_newton(oracle: Oracle, start: np.ndarray, l1: np.ndarray, l2: np.ndarra
     active : ndarray of int
         Coordinates allowed to move at first (unpenalised ones and the likely non-zero ones);
         others join when their KKT condition fails.
-    control : CDControl
+    control : Control
+        ``maxiter`` (most outer steps), ``tol`` (the KKT conditions to ``tol`` on every
+        coordinate, on the scale of the data: :func:`kkt_residual`) and ``max_sweeps``.
     first : tuple, optional
         ``(f, g, H)`` at ``start``, H on ``active`` (possibly from a nearby point): a warm
         start along a path reuses the previous fit's last pass.
 
     Returns
     -------
-    CDFit
+    Fit
+        ``coef``; ``objective``, the penalised objective F; ``loss``, the mean loss f;
+        ``gradient``, the gradient of f (the KKT conditions can be read from it); ``hessian``,
+        the Hessian (approximation) of f on ``active``; ``active``, the coordinates whose
+        Hessian was formed (every non-zero one is among them); ``n_iter`` (outer steps),
+        ``n_sweeps`` (sweeps over all outer steps), ``converged``, ``message`` and ``history``
+        (F after each outer step).
 
     Notes
     -----
@@ -289,8 +238,9 @@ def prox_newton(oracle: Oracle, start: np.ndarray, l1: np.ndarray, l2: np.ndarra
             fresh = False
     if not converged and not message:
         message = f"no convergence in {control.maxiter} proximal Newton steps"
-    return CDFit(b, float(F), float(f), g, H, active, n_iter, sweeps_total, converged,
-                 message, tuple(history))
+    return Fit(coef=b, objective=float(F), loss=float(f), gradient=g, hessian=H, active=active,
+               n_iter=n_iter, n_sweeps=sweeps_total, converged=converged, message=message,
+               history=tuple(history))
 
 
 def secant_update(H: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -479,28 +429,8 @@ def strong_set(g: np.ndarray, l1_new: np.ndarray, l1_old: np.ndarray) -> np.ndar
     return np.flatnonzero((np.abs(g) >= 2 * l1_new - l1_old) | (l1_new == 0))
 
 
-@dataclass(frozen=True)
-class PathFit:
-    """Result record of :func:`fit_path`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (n_alphas, m)
-        Solver-coordinate coefficients at each alpha.
-    loss : ndarray of shape (n_alphas,)
-        Mean loss f at each alpha.
-    n_iter : ndarray of int, shape (n_alphas,)
-    converged : ndarray of bool, shape (n_alphas,)
-    """
-
-    coef: np.ndarray
-    loss: np.ndarray
-    n_iter: np.ndarray
-    converged: np.ndarray
-
-
 def null_fit(oracle: Oracle, start: np.ndarray, l1_unit: np.ndarray,
-             control: CDControl) -> CDFit:
+             control: Control) -> Fit:
     """The fit with every penalised coordinate at 0 (only those with ``l1_unit == 0`` move):
     the solution at and above alpha_max, and the gradient that defines alpha_max."""
     free = l1_unit == 0
@@ -518,24 +448,28 @@ def alpha_max(grad: np.ndarray, l1_unit: np.ndarray) -> float:
     return float(np.max(np.abs(grad[pen]) / l1_unit[pen]))
 
 
-def fit_path(oracle: Oracle, null: CDFit, alphas: np.ndarray, l1_unit: np.ndarray,
-             l2_unit: np.ndarray, control: CDControl) -> PathFit:
+def fit_path(oracle: Oracle, null: Fit, alphas: np.ndarray, l1_unit: np.ndarray,
+             l2_unit: np.ndarray, control: Control) -> Fit:
     """Fits along a decreasing sequence of alphas with warm starts and the strong rule.
 
     Parameters
     ----------
     oracle : callable
-    null : CDFit
+    null : Fit
         :func:`null_fit` (the solution at alpha_max: the path starts there).
     alphas : ndarray of shape (n_alphas,)
         Decreasing penalty weights.
     l1_unit, l2_unit : ndarray of shape (m,)
         Penalty weights per coordinate at alpha = 1.
-    control : CDControl
+    control : Control
+        ``maxiter`` (most outer steps), ``tol`` (the KKT conditions to ``tol`` on every
+        coordinate, on the scale of the data: :func:`kkt_residual`) and ``max_sweeps``.
 
     Returns
     -------
-    PathFit
+    Fit
+        ``coef`` of shape (n_alphas, m), the solver-coordinate coefficients at each alpha;
+        ``loss``, ``n_iter`` and ``converged`` per alpha (arrays).
 
     Notes
     -----
@@ -554,12 +488,12 @@ def fit_path(oracle: Oracle, null: CDFit, alphas: np.ndarray, l1_unit: np.ndarra
     for k, a in enumerate(alphas):
         l1, l2 = a * l1_unit, a * l2_unit
         keep = np.zeros(m, dtype=bool)
-        keep[strong_set(prev.grad, l1, prev_alpha * l1_unit)] = True
+        keep[strong_set(prev.gradient, l1, prev_alpha * l1_unit)] = True
         ever |= prev.coef != 0
         active = np.flatnonzero(keep | ever)
         same = active.shape == prev.active.shape and np.array_equal(active, prev.active)
-        first = (prev.loss, prev.grad, prev.hess) if same else None
+        first = (prev.loss, prev.gradient, prev.hessian) if same else None
         fit = prox_newton(oracle, prev.coef, l1, l2, active, control, first)
         coef[k], loss[k], n_iter[k], converged[k] = fit.coef, fit.loss, fit.n_iter, fit.converged
         prev, prev_alpha = fit, a
-    return PathFit(coef, loss, n_iter, converged)
+    return Fit(coef=coef, loss=loss, n_iter=n_iter, converged=converged)

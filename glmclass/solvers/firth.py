@@ -28,66 +28,19 @@ binomial-response generalized linear models. *Biometrika* 108, 71-82.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg as sla
 from scipy.special import expit, log_expit, xlogy
 
 from ..rows.blocks import RowBlocks
-from .irls_records import Control
+from .control import Control
+from .fit import Fit
 
 _TRTRI = sla.get_lapack_funcs("trtri", dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class FirthFit:
-    """Result record of :func:`firth_logit`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (k,)
-        Estimates (fixed coefficients keep their given values).
-    loglik : float
-        Ordinary log-likelihood at ``coef``, ``sum w (y log mu + (1 - y) log(1 - mu))``
-        (without the binomial coefficients of proportions).
-    logdet : float
-        ``log|X'WX|`` at ``coef``.
-    penalized : float
-        ``loglik + logdet / 2``, the objective.
-    deviance : float
-        Binomial deviance at ``coef``.
-    gram : ndarray of shape (k, k)
-        Fisher information ``X'WX`` at ``coef``.
-    cov : ndarray of shape (k, k)
-        Its inverse, computed from the triangular factor of the (centred) weighted design:
-        accurate where ``gram`` is nearly singular only because a column has a large mean.
-        Non-finite when the information is singular.
-    hat : ndarray of shape (n_obs,)
-        Hat values ``h_i`` at ``coef`` (they sum to k).
-    n_iter : int
-    converged : bool
-    history : tuple of float
-        ``-2 l*`` after each iteration.
-    message : str
-        Why the loop stopped, when it did not converge.
-    aliased : ndarray of bool, shape (k,)
-        All False here; the model marks the columns it dropped before the fit.
-    """
-
-    coef: np.ndarray
-    loglik: float
-    logdet: float
-    penalized: float
-    deviance: float
-    gram: np.ndarray
-    cov: np.ndarray
-    hat: np.ndarray
-    n_iter: int
-    converged: bool
-    history: tuple
-    message: str = ""
-    aliased: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+#: Firth's default settings (logistf's 100 iterations).
+FIRTH_CONTROL = Control.for_method("firth")
 
 
 @dataclass(frozen=True)
@@ -173,8 +126,8 @@ def _line_search(at, st: _State, delta: np.ndarray, free: np.ndarray, obj_old: f
 
 
 def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray,
-                start: np.ndarray | None = None, control: Control = Control(maxiter=100),
-                free: np.ndarray | None = None, intercept: int | None = None) -> FirthFit:
+                start: np.ndarray | None = None, control: Control = FIRTH_CONTROL,
+                free: np.ndarray | None = None, intercept: int | None = None) -> Fit:
     """Maximise Firth's penalised log-likelihood of a logistic regression.
 
     Parameters
@@ -201,7 +154,17 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
 
     Returns
     -------
-    FirthFit
+    Fit
+        ``coef`` (fixed coefficients keep their given values); ``loglik``, the ordinary
+        log-likelihood ``sum w (y log mu + (1 - y) log(1 - mu))`` (without the binomial
+        coefficients of proportions); ``logdet``, ``log|X'WX|``; ``penalized``, ``loglik +
+        logdet / 2`` (the objective); ``deviance``, the binomial deviance; ``gram``, the
+        Fisher information X'WX; ``cov``, its inverse from the triangular factor of the
+        (centred) weighted design (accurate where ``gram`` is nearly singular only because a
+        column has a large mean; non-finite when the information is singular); ``hat``, the
+        hat values (they sum to k); ``n_iter``, ``converged``, ``history`` (``-2 l*`` after
+        each iteration), ``message``; ``aliased`` all False (the model marks the columns it
+        dropped before the fit).
 
     Notes
     -----
@@ -229,13 +192,13 @@ def firth_logit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.nd
 
 
 def firth_logit_rows(rows: RowBlocks, start: np.ndarray | None = None,
-                     control: Control = Control(maxiter=100), free: np.ndarray | None = None,
-                     intercept: int | None = None) -> FirthFit:
+                     control: Control = FIRTH_CONTROL, free: np.ndarray | None = None,
+                     intercept: int | None = None) -> Fit:
     """:func:`firth_logit` over a row source (rows in memory or in Dask partitions): the same
     iteration, each evaluation two passes over the rows (the information, the log-likelihood
     and the score's first part; then the hat values through the information's Cholesky factor
     R, ``h_i = w_i mu_i (1 - mu_i) ||R^-T x_i||^2``, and the score's penalty part). The hat
-    values are not kept (``FirthFit.hat`` is None): they are a per-row map of ``cov``.
+    values are not kept (``Fit.hat`` is None): they are a per-row map of ``cov``.
 
     Parameters
     ----------
@@ -301,7 +264,7 @@ def _rows_state(rows: RowBlocks, coef: np.ndarray, shift: np.ndarray | None) -> 
 
 
 def _maximise(at, coef: np.ndarray, free: np.ndarray, control: Control,
-              shift: np.ndarray | None, intercept: int | None, sat: float) -> FirthFit:
+              shift: np.ndarray | None, intercept: int | None, sat: float) -> Fit:
     """The modified-score iteration from ``coef`` (``at(c)`` evaluates a point)."""
     k = coef.shape[0]
     st = at(coef)
@@ -332,9 +295,10 @@ def _maximise(at, coef: np.ndarray, free: np.ndarray, control: Control,
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
     coef, gram, cov = _to_beta(st, shift, intercept)
-    return FirthFit(coef, st.loglik, st.logdet, st.penalized, 2.0 * (sat - st.loglik), gram,
-                    cov, st.hat, it, converged, tuple(history), message,
-                    np.zeros(k, dtype=bool))
+    return Fit(coef=coef, loglik=st.loglik, logdet=st.logdet, penalized=st.penalized,
+               deviance=2.0 * (sat - st.loglik), gram=gram, cov=cov, hat=st.hat, n_iter=it,
+               converged=converged, history=tuple(history), message=message,
+               aliased=np.zeros(k, dtype=bool))
 
 
 def _to_beta(st: _State, shift: np.ndarray | None,

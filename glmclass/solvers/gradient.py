@@ -38,20 +38,21 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..families import Family
+from ..likelihoods.multinomial import softmax_parts
 from ..rows.blocks import Block, RowBlocks
-from .newton import softmax_parts
+from .control import GRADIENT_METHODS, Control
+from .fit import Fit
 
 #: Rows shuffled together by the sequential methods (SGD, mini-batches, the perceptron):
 #: each epoch visits consecutive windows of this many rows in row order, each in a fresh random
 #: order, so the order does not depend on where the rows live (memory, Dask partitions).
 SHUFFLE_ROWS = 65536
 
-METHODS = ("gd", "sgd", "minibatch")
+METHODS = GRADIENT_METHODS
 SCHEDULES = ("constant", "inverse_sqrt", "inverse")
 
 #: ``loss(X, y, weights, offset, coef) -> (half_deviance, gradient)``, sums over the rows given.
@@ -59,41 +60,9 @@ Loss = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
                 tuple[float, np.ndarray]]
 
 
-@dataclass(frozen=True)
-class GradientControl:
-    """Validated settings of a gradient fit.
-
-    Attributes
-    ----------
-    method : {"gd", "sgd", "minibatch"}
-    learning_rate : float or None
-        Step on the mean loss; None: a default (line search for "gd", ``1 / (4 L)`` for the
-        stochastic methods with L the smoothness constant of the batches).
-    schedule : {"constant", "inverse_sqrt", "inverse"}
-        Step of epoch k: eta, eta / sqrt(1 + k), eta / (1 + k).
-    batch_size : int
-        Rows per step (1 for "sgd", all rows for "gd").
-    max_epochs : int
-    gtol : float
-        Convergence when the largest absolute entry of the mean gradient is below it.
-    seed : int, Generator or None
-    variance_reduction : bool
-        SVRG correction of the stochastic steps.
-    """
-
-    method: str
-    learning_rate: float | None
-    schedule: str
-    batch_size: int
-    max_epochs: int
-    gtol: float
-    seed: object
-    variance_reduction: bool
-
-
 def gradient_control(method: str, n_rows: int, learning_rate=None, schedule: str = "constant",
                      batch_size=None, max_epochs=None, gtol=1e-6, seed=None,
-                     variance_reduction: bool = True) -> GradientControl:
+                     variance_reduction: bool = True) -> Control:
     """Validate the gradient settings, naming the argument at fault.
 
     Raises
@@ -139,43 +108,10 @@ def gradient_control(method: str, n_rows: int, learning_rate=None, schedule: str
     if not isinstance(variance_reduction, (bool, np.bool_)):
         raise ValueError(f"variance_reduction must be True or False, got "
                          f"{variance_reduction!r}")
-    return GradientControl(method, learning_rate, schedule, int(batch_size), int(max_epochs),
-                           float(gtol), seed, bool(variance_reduction))
-
-
-@dataclass(frozen=True)
-class GradientRun:
-    """Result record of :func:`minimise`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (m,)
-    loss : float
-        Half the deviance (negative log-likelihood up to a constant) at ``coef``.
-    gradient : ndarray of shape (m,)
-        Its gradient (a sum over rows).
-    n_epochs : int
-        Iterations ("gd") or epochs (passes of stochastic steps).
-    converged : bool
-        The mean gradient's largest entry fell below ``gtol``.
-    history : tuple of float
-        Deviance (twice ``loss``) after each epoch.
-    grad_norms : tuple of float
-        Largest absolute entry of the mean gradient after each epoch.
-    learning_rate : float
-        The (initial) step used.
-    message : str
-    """
-
-    coef: np.ndarray
-    loss: float
-    gradient: np.ndarray
-    n_epochs: int
-    converged: bool
-    history: tuple
-    grad_norms: tuple
-    learning_rate: float
-    message: str = ""
+    return Control.for_method(method, learning_rate=learning_rate, schedule=schedule,
+                              batch_size=int(batch_size), max_epochs=int(max_epochs),
+                              gtol=float(gtol), seed=seed,
+                              variance_reduction=bool(variance_reduction))
 
 
 # --- losses ----------------------------------------------------------------------------------
@@ -284,7 +220,7 @@ def _full(blocks: RowBlocks, loss: Loss, coef: np.ndarray) -> tuple[float, np.nd
     return blocks.reduce(one, (0.0, np.zeros(coef.shape)))
 
 
-def _step_size(control: GradientControl, epoch: int, base: float) -> float:
+def _step_size(control: Control, epoch: int, base: float) -> float:
     if control.schedule == "inverse_sqrt":
         return base / np.sqrt(1.0 + epoch)
     if control.schedule == "inverse":
@@ -293,7 +229,7 @@ def _step_size(control: GradientControl, epoch: int, base: float) -> float:
 
 
 def minimise(loss: Loss, blocks: RowBlocks, start: np.ndarray,
-             control: GradientControl, smoothness: tuple[float, float]) -> GradientRun:
+             control: Control, smoothness: tuple[float, float]) -> Fit:
     """Minimise a loss by (stochastic / mini-batch) gradient descent.
 
     Parameters
@@ -303,14 +239,20 @@ def minimise(loss: Loss, blocks: RowBlocks, start: np.ndarray,
     blocks : RowBlocks
         The rows, for full passes and (streamed in windows) for the random batches.
     start : ndarray of shape (m,)
-    control : GradientControl
+    control : Control
     smoothness : (float, float)
         Upper bounds of the curvature of the mean loss over all rows (L) and over one row
         (L_max), for the default step of the stochastic methods.
 
     Returns
     -------
-    GradientRun
+    Fit
+        ``coef``; ``loss``, half the deviance (the negative log-likelihood up to a constant)
+        at ``coef``; ``gradient``, its gradient (a sum over rows); ``n_iter``, the iterations
+        ("gd") or epochs; ``converged`` (the mean gradient's largest entry fell below
+        ``gtol``); ``history``, the deviance (twice ``loss``) after each epoch;
+        ``grad_norms``, the mean gradient's largest entry after each epoch;
+        ``learning_rate``, the (initial) step used; ``message``.
     """
     coef = np.asarray(start, dtype=float).copy()
     wsum = float(blocks.reduce(lambda b: float(np.sum(b.weights)), 0.0))
@@ -322,7 +264,7 @@ def minimise(loss: Loss, blocks: RowBlocks, start: np.ndarray,
     return _stochastic(loss, blocks, coef, f, g, wsum, control, smoothness)
 
 
-def _batch(loss, blocks, coef, f, g, wsum, control: GradientControl) -> GradientRun:
+def _batch(loss, blocks, coef, f, g, wsum, control: Control) -> Fit:
     """Full-batch gradient descent: a fixed step, or Armijo backtracking."""
     step = control.learning_rate if control.learning_rate is not None else 1.0
     first = step
@@ -358,11 +300,13 @@ def _batch(loss, blocks, coef, f, g, wsum, control: GradientControl) -> Gradient
             break
     if not converged and not message:
         message = f"the gradient norm did not fall below gtol in {control.max_epochs} iterations"
-    return GradientRun(coef, f, g, it, converged, tuple(history), tuple(norms), first, message)
+    return Fit(coef=coef, loss=f, gradient=g, n_iter=it, converged=converged,
+               history=tuple(history), grad_norms=tuple(norms), learning_rate=first,
+               message=message)
 
 
-def _stochastic(loss, blocks, coef, f, g, wsum, control: GradientControl,
-                smoothness) -> GradientRun:
+def _stochastic(loss, blocks, coef, f, g, wsum, control: Control,
+                smoothness) -> Fit:
     """SGD / mini-batch steps in a random order per window and epoch (SVRG-corrected by
     default)."""
     n, b = blocks.n_rows, control.batch_size
@@ -391,13 +335,14 @@ def _stochastic(loss, blocks, coef, f, g, wsum, control: GradientControl,
             break
     if not converged and not message:
         message = f"the gradient norm did not fall below gtol in {control.max_epochs} epochs"
-    return GradientRun(coef, f, g, epoch, converged, tuple(history), tuple(norms), base,
-                       message)
+    return Fit(coef=coef, loss=f, gradient=g, n_iter=epoch, converged=converged,
+               history=tuple(history), grad_norms=tuple(norms), learning_rate=base,
+               message=message)
 
 
 def _window_steps(loss, win: Block, rng: np.random.Generator, coef: np.ndarray,
                   snap: np.ndarray, mu: np.ndarray, eta: float, mean_w: float,
-                  control: GradientControl) -> np.ndarray:
+                  control: Control) -> np.ndarray:
     """The stochastic steps over one window's rows, in batches of a fresh random order."""
     X, y, w, off = win.X, win.y, win.weights, win.offset
     m, b = X.shape[0], control.batch_size

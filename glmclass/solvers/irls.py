@@ -1,9 +1,10 @@
 """Iteratively reweighted least squares with R's ``glm.fit`` semantics: the front door.
 
 :func:`irls` chooses between the exact loop (:mod:`~glmclass.solvers.irls_exact`) and the large-N
-path (:mod:`~glmclass.solvers.irls_sampled`); the records it takes and gives
-(:class:`Control`, :class:`Penalty`, :class:`IRLSFit`) live in
-:mod:`~glmclass.solvers.irls_records` and are named here for the callers.
+path (:mod:`~glmclass.solvers.irls_sampled`); it takes the one
+:class:`~glmclass.solvers.control.Control` and gives the one :class:`~glmclass.solvers.fit.Fit`;
+its prior :class:`Penalty` lives in :mod:`~glmclass.solvers.irls_records` and is named here for
+the callers.
 
 References
 ----------
@@ -18,12 +19,14 @@ import numpy as np
 
 from ..families import Family
 from ..rows.blocks import RowBlocks
+from .control import Control
+from .fit import Fit
 from .irls_exact import Retry, begin, block_terms, iterate, over_frames, start_etas
-from .irls_records import Control, Frame, IRLSFit, Penalty
+from .irls_records import Frame, Penalty
 from .irls_sampled import sampled_irls, sampled_start, use_sampled
 from .sampled import State
 
-__all__ = ["Control", "IRLSFit", "Penalty", "irls"]
+__all__ = ["Penalty", "irls"]
 
 
 def irls(
@@ -33,7 +36,7 @@ def irls(
     control: Control = Control(),
     penalty: Penalty | None = None,
     intercept: int | None = None,
-) -> IRLSFit:
+) -> Fit:
     """Fit a GLM by IRLS (or Newton's method) with step-halving.
 
     Parameters
@@ -58,7 +61,7 @@ def irls(
 
     Returns
     -------
-    IRLSFit
+    Fit
 
     Notes
     -----
@@ -77,7 +80,7 @@ def irls(
 
 
 def _in_frame(blocks: RowBlocks, family: Family, frame: Frame, start: np.ndarray | None,
-              control: Control) -> IRLSFit | Retry:
+              control: Control) -> Fit | Retry:
     """The fit in the frame's coordinates: the large-N path from a sample's start when it
     applies (and the sample can stand in for the start pass), else R's start pass and
     aliasing (:func:`~glmclass.solvers.irls_exact.begin`), then the large-N path or the

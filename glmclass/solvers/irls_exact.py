@@ -23,8 +23,10 @@ from ..families import Family
 from ..numerics.linalg import clearly_full_rank
 from ..rows.blocks import Block, OneBlock, RowBlocks
 from ..rows.gram import fused_pass, shift_from_gram
+from .control import Control
+from .fit import Fit, submatrix
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
-from .irls_records import Control, Frame, IRLSFit, Penalty, submatrix
+from .irls_records import Frame, Penalty
 from .irls_steps import domain_check, is_pd, penalised, polish, solve_step
 from .rank import aliased_design_columns, deciding_factor
 
@@ -44,7 +46,7 @@ class Retry:
 
 
 def over_frames(penalty: Penalty | None, intercept: int | None,
-                once: Callable[[Frame], IRLSFit | Retry]) -> IRLSFit:
+                once: Callable[[Frame], Fit | Retry]) -> Fit:
     """The fit ``once(frame)`` in the frame it settles on: unshifted first, then shifted when
     the first pass asks for a shift, or unshifted again (and never shifted) when the column of
     ones the shift relies on is itself aliased."""
@@ -59,13 +61,13 @@ def over_frames(penalty: Penalty | None, intercept: int | None,
 
 def exact_irls(blocks: RowBlocks, family: Family, start: np.ndarray | None = None,
                control: Control = Control(), penalty: Penalty | None = None,
-               intercept: int | None = None) -> IRLSFit:
+               intercept: int | None = None) -> Fit:
     """R's IRLS with full float64 Gram matrices at every iteration, whatever
     ``control.direction`` says: :func:`glmclass.solvers.irls.irls` without its large-N path
     (same parameters and result)."""
     blocks = blocks.gathered()  # a small source: one block, read once for every pass
 
-    def once(frame: Frame) -> IRLSFit | Retry:
+    def once(frame: Frame) -> Fit | Retry:
         terms = block_terms(blocks, family)
         coef, start_eta = start_etas(family, frame, start)
         begun = begin(blocks, family, frame, control, terms, coef, start_eta)
@@ -226,7 +228,7 @@ def begin(blocks: RowBlocks, family: Family, frame: Frame, control: Control, ter
 
 
 def iterate(family: Family, frame: Frame, control: Control, begun: Begun,
-            given_start: bool) -> IRLSFit:
+            given_start: bool) -> Fit:
     """The IRLS iterations from :func:`begin`'s state, with R's step-halving and
     relative-deviance rule (``given_start``: the deviance may not rise from the first step
     on, as from a start the caller gave), then Newton polishing of a non-canonical fit."""
@@ -281,7 +283,7 @@ def iterate(family: Family, frame: Frame, control: Control, begun: Begun,
 
 def _record(frame: Frame, keep: np.ndarray, kept: np.ndarray | None, coef: np.ndarray,
             dev: float, g: np.ndarray | QRSystem, aliased: np.ndarray, it: int,
-            converged: bool, history: tuple, message: str, information: str) -> IRLSFit:
+            converged: bool, history: tuple, message: str, information: str) -> Fit:
     """The fit record in beta coordinates, aliased columns blanked out."""
     if isinstance(g, QRSystem):
         g = g.gram()
@@ -294,8 +296,9 @@ def _record(frame: Frame, keep: np.ndarray, kept: np.ndarray | None, coef: np.nd
         both = np.outer(keep, keep)
         g_shift = None if frame.shift is None else np.where(both, g, 0.0)
         g = np.where(both, frame.gram_to_beta(g), 0.0)
-    return IRLSFit(out, dev, g, aliased, it, converged, history, message, frame.t, g_shift,
-                   information)
+    return Fit(coef=out, deviance=dev, gram=g, aliased=aliased, n_iter=it, converged=converged,
+               history=history, message=message, transform=frame.t, gram_shifted=g_shift,
+               information=information)
 
 
 def _aliased(blocks: RowBlocks, family: Family, g: np.ndarray, frame: Frame,

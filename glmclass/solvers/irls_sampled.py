@@ -16,8 +16,10 @@ from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import fused_pass, score_pass, shift_from_gram
 from . import sampled
+from .control import Control
+from .fit import Fit, submatrix
 from .irls_exact import exact_irls
-from .irls_records import Control, Frame, IRLSFit, Penalty, submatrix
+from .irls_records import Frame, Penalty
 from .irls_steps import is_pd, penalised, solve_step, start_weights
 from .rank import bound_decides, gram_decides
 from .sampled import State, sample_fraction, sampled_newton
@@ -43,7 +45,7 @@ def use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
 
 def sampled_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalty | None,
                    control: Control, terms: Callable,
-                   start_eta: Callable[[Block], np.ndarray]) -> IRLSFit | None:
+                   start_eta: Callable[[Block], np.ndarray]) -> Fit | None:
     """The sampled iterations from R's starting means with the start's Gram from the sample
     too, so that the only full Gram is the one at the estimates; None when the sample cannot
     stand in for the full start pass (large column means, a column near the span of others)
@@ -109,8 +111,8 @@ def _warm_start(blocks: RowBlocks, family: Family, frame: Frame, penalty: Penalt
         return None
     pen = None if penalty is None else Penalty(penalty.precision * (sub.n_rows / blocks.n_rows),
                                                penalty.mean)
-    ctrl = Control(control.maxiter, control.tol, control.maxhalf, control.hessian,
-                   direction="exact")
+    ctrl = Control(maxiter=control.maxiter, tol=control.tol, maxhalf=control.maxhalf,
+                   hessian=control.hessian, direction="exact")
     try:
         with np.errstate(all="ignore"):
             fit = exact_irls(sub, family, None, ctrl, pen, frame.intercept)
@@ -127,7 +129,7 @@ def sampled_irls(blocks: RowBlocks, family: Family, frame: Frame, keep: np.ndarr
                  aliased: np.ndarray, penalty: Penalty | None, control: Control,
                  coef: np.ndarray | None, state: State | None, terms: Callable, exact: bool,
                  ratio_range: Callable | None = None,
-                 sub: RowBlocks | None = None) -> IRLSFit | None:
+                 sub: RowBlocks | None = None) -> Fit | None:
     """The iterations after the set-up by :func:`~glmclass.solvers.sampled.sampled_newton`:
     Fisher-scoring directions from sampled Gram matrices and the exact score, ending at a full
     float64 pass (the Gram returned is the Fisher Gram at the estimates). With
@@ -203,6 +205,7 @@ def sampled_irls(blocks: RowBlocks, family: Family, frame: Frame, keep: np.ndarr
     both = np.outer(keep, keep)
     g_shift = None if frame.shift is None else np.where(both, g, 0.0)
     g = np.where(both, frame.gram_to_beta(g), 0.0)
-    return IRLSFit(out, float(dev), g, aliased, fit.n_iter, fit.converged,
-                   fit.history, fit.message, frame.t, g_shift,
-                   "observed" if observed else "expected")
+    return Fit(coef=out, deviance=float(dev), gram=g, aliased=aliased, n_iter=fit.n_iter,
+               converged=fit.converged, history=fit.history, message=fit.message,
+               transform=frame.t, gram_shifted=g_shift,
+               information="observed" if observed else "expected")

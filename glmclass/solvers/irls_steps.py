@@ -14,8 +14,9 @@ from ..families import Binomial, Family
 from ..links import Logit
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block
+from .fit import submatrix
 from .irls_qr import QRSystem
-from .irls_records import Penalty, submatrix
+from .irls_records import Penalty
 
 
 def domain_check(family: Family) -> Callable[[np.ndarray], bool]:

@@ -18,7 +18,6 @@ R Core Team, ``glm.fit`` (stats package): step-halving and the relative-deviance
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,76 +25,13 @@ from ..likelihoods.multinomial import softmax_parts  # noqa: F401  (moved there;
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block, RowBlocks, add_into, in_sample
 from . import sampled
+from .control import Control
+from .fit import Fit
 from .sampled import State, sample_fraction, sampled_newton
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
 #: (shapes (m,) and (m, m)) may be None when ``derivatives`` is False.
 Objective = Callable[[np.ndarray, bool], tuple[float, np.ndarray | None, np.ndarray | None]]
-
-
-@dataclass(frozen=True)
-class NewtonControl:
-    """Settings of the Newton loop.
-
-    Attributes
-    ----------
-    maxiter : int
-        Largest number of Newton steps.
-    tol : float
-        Convergence when ``|f - f_old| / (|f| + 0.1) < tol`` (R's rule).
-    maxhalf : int
-        Largest number of step halvings in one iteration.
-    progress : callable, optional
-        ``progress(iteration, objective, step, halvings)`` after each accepted step
-        (``fit(disp=True)``); ``step`` is the largest change of a coefficient.
-    direction : {"auto", "exact", "sampled"}
-        For an objective that offers sampled Hessians (:func:`multinomial_deviance`):
-        ``"sampled"`` takes the steps from the exact gradient and the Hessian of a row sample,
-        with a full Hessian only to confirm convergence (:mod:`glmclass.solvers.sampled`);
-        ``"exact"`` computes the full Hessian at every step; ``"auto"`` samples from
-        :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS` rows on, except on Dask data
-        (``RowBlocks.sample_hessians``).
-        Other objectives always take exact steps.
-    """
-
-    maxiter: int = 50
-    tol: float = 1e-10
-    maxhalf: int = 25
-    progress: Callable[[int, float, float, int], None] | None = None
-    direction: str = "auto"
-
-
-@dataclass(frozen=True)
-class NewtonFit:
-    """Result record of :func:`newton`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (m,)
-        The minimiser (the last accepted iterate).
-    objective : float
-        Objective at ``coef``.
-    gradient : ndarray of shape (m,)
-        Gradient of the objective at ``coef``.
-    hessian : ndarray of shape (m, m)
-        Hessian of the objective at ``coef``.
-    n_iter : int
-        Newton steps taken.
-    converged : bool
-    history : tuple of float
-        Objective after each iteration.
-    message : str
-        Why the loop stopped, when it did not converge.
-    """
-
-    coef: np.ndarray
-    objective: float
-    gradient: np.ndarray
-    hessian: np.ndarray
-    n_iter: int
-    converged: bool
-    history: tuple
-    message: str = ""
 
 
 def _direction(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -107,7 +43,7 @@ def _direction(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
 
 
 def newton(evaluate: Objective, start: np.ndarray,
-           control: NewtonControl = NewtonControl()) -> NewtonFit:
+           control: Control = Control(method="newton")) -> Fit:
     """Minimise a smooth objective by Newton's method with step-halving.
 
     Parameters
@@ -118,11 +54,21 @@ def newton(evaluate: Objective, start: np.ndarray,
         marks ``coef`` as outside the domain.
     start : ndarray of shape (m,)
         Starting point; the objective must be finite there.
-    control : NewtonControl
+    control : Control
+        ``maxiter``, ``tol``, ``maxhalf``, ``progress`` and ``direction``: for an objective
+        that offers sampled Hessians (:func:`multinomial_deviance`), ``"sampled"`` takes the
+        steps from the exact gradient and the Hessian of a row sample, with a full Hessian only
+        to confirm convergence (:mod:`glmclass.solvers.sampled`); ``"exact"`` computes the
+        full Hessian at every step; ``"auto"`` samples from
+        :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS` rows on, except on Dask data
+        (``RowBlocks.sample_hessians``). Other objectives always take exact steps.
 
     Returns
     -------
-    NewtonFit
+    Fit
+        ``coef`` (the last accepted iterate), ``objective``, ``gradient`` and ``hessian`` at
+        it, ``n_iter``, ``converged``, ``history`` (the objective after each iteration) and
+        ``message``.
 
     Notes
     -----
@@ -171,11 +117,12 @@ def newton(evaluate: Objective, start: np.ndarray,
             break
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
-    return NewtonFit(coef, float(f), g, h, n_iter, converged, tuple(history), message)
+    return Fit(coef=coef, objective=float(f), gradient=g, hessian=h, n_iter=n_iter,
+               converged=converged, history=tuple(history), message=message)
 
 
-def _newton_sampled(evaluate, coef: np.ndarray, control: NewtonControl,
-                    frac: float) -> NewtonFit:
+def _newton_sampled(evaluate, coef: np.ndarray, control: Control,
+                    frac: float) -> Fit:
     """:func:`newton` by :func:`~glmclass.solvers.sampled.sampled_newton`: ``evaluate``
     takes ``derivatives`` as ``"full"``, ``"single"`` (the loop's direction-only
     ``"hessian"`` passes), ``"sample"`` (the Hessian of a row sample, fraction ``frac``,
@@ -196,7 +143,7 @@ def _newton_sampled(evaluate, coef: np.ndarray, control: NewtonControl,
     if sub is not None:
         try:
             with np.errstate(all="ignore"):
-                warm = newton(sub, coef, replace(control, direction="exact", progress=None))
+                warm = newton(sub, coef, control.replace(direction="exact", progress=None))
         except (ValueError, np.linalg.LinAlgError):
             warm = None
         if warm is not None and warm.converged and np.isfinite(warm.coef).all():
@@ -227,8 +174,9 @@ def _newton_sampled(evaluate, coef: np.ndarray, control: NewtonControl,
     fit = sampled_newton(ev, solve, decrement, coef, state, False, control.maxiter, control.tol,
                          control.maxhalf, control.progress)
     st = fit.state
-    return NewtonFit(fit.coef, float(st.objective), st.rhs, st.hessian, fit.n_iter, fit.converged,
-                     fit.history, fit.message)
+    return Fit(coef=fit.coef, objective=float(st.objective), gradient=st.rhs, hessian=st.hessian,
+               n_iter=fit.n_iter, converged=fit.converged, history=fit.history,
+               message=fit.message)
 
 
 def penalized(evaluate: Objective, precision: np.ndarray, mean: np.ndarray) -> Objective:

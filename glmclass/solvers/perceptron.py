@@ -19,45 +19,15 @@ Gallant, S. I. (1990). Perceptron-based learning algorithms. *IEEE Trans. Neural
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..rows.blocks import Block, RowBlocks
+from .control import Control
+from .fit import Fit
 from .gradient import window_source
 
 
-@dataclass(frozen=True)
-class PerceptronFit:
-    """Result record of :func:`rosenblatt`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (p,)
-        Final weights (with ``pocket``, the best end-of-epoch weights).
-    converged : bool
-        An epoch ended with every training point on its correct side.
-    n_epochs : int
-        Epochs run.
-    history : ndarray of int, shape (n_epochs,)
-        Training points misclassified by the weights at the end of each epoch
-        ($t_n w^\\top x_n \\le 0$).
-    updates : ndarray of int, shape (n_epochs,)
-        Weight updates made during each epoch.
-    best_epoch : int
-        The epoch whose weights ``coef`` holds (1-based; 0 for the zero start).
-    """
-
-    coef: np.ndarray
-    converged: bool
-    n_epochs: int
-    history: np.ndarray
-    updates: np.ndarray
-    best_epoch: int
-
-
-def rosenblatt(rows: RowBlocks, positive: int, learning_rate: float, max_epochs: int,
-               rng: np.random.Generator | None, pocket: bool) -> PerceptronFit:
+def rosenblatt(rows: RowBlocks, positive: int, control: Control) -> Fit:
     """Run the perceptron from zero weights until an epoch leaves no point misclassified.
 
     Parameters
@@ -66,20 +36,24 @@ def rosenblatt(rows: RowBlocks, positive: int, learning_rate: float, max_epochs:
         Design rows (a column of ones gives the bias) with integer class codes as the
         response; the code ``positive`` has target +1, every other -1.
     positive : int
-    learning_rate : float
-        Step size eta > 0. From zero weights it only scales the weights: the sequence of
-        classifications does not depend on it.
-    max_epochs : int
-    rng : numpy.random.Generator or None
-        Visits the points of each window of
+    control : Control
+        ``learning_rate``: the step size eta > 0 (from zero weights it only scales the
+        weights: the sequence of classifications does not depend on it); ``max_epochs``;
+        ``seed``: a numpy.random.Generator that visits the points of each window of
         :data:`~glmclass.solvers.gradient.SHUFFLE_ROWS` consecutive rows in a fresh random
-        order each epoch (data up to that size: all points); None visits them in row order.
-    pocket : bool
-        Keep the end-of-epoch weights with the fewest training errors (the earliest on ties).
+        order each epoch (data up to that size: all points), or None to visit them in row
+        order; ``pocket``: keep the end-of-epoch weights with the fewest training errors
+        (the earliest on ties).
 
     Returns
     -------
-    PerceptronFit
+    Fit
+        ``coef``, the final weights (with ``pocket``, the best end-of-epoch weights);
+        ``converged`` (an epoch ended with every training point on its correct side);
+        ``n_iter``, the epochs run; ``history``, the training points misclassified by the
+        weights at the end of each epoch ($t_n w^\\top x_n \\le 0$, ndarray of int);
+        ``updates``, the weight updates made during each epoch; ``best_epoch``, the epoch
+        whose weights ``coef`` holds (1-based; 0 for the zero start).
 
     Notes
     -----
@@ -87,6 +61,7 @@ def rosenblatt(rows: RowBlocks, positive: int, learning_rate: float, max_epochs:
     windows`, so rows on Dask are brought one partition at a time) and one reduction that
     counts the misclassified points at its end.
     """
+    learning_rate, rng = control.learning_rate, control.seed
     n, p = rows.n_rows, rows.n_cols
     w = np.zeros(p)
     best_w, best_err, best_epoch = w.copy(), n, 0
@@ -97,7 +72,7 @@ def rosenblatt(rows: RowBlocks, positive: int, learning_rate: float, max_epochs:
     def wrong(b: Block) -> int:  # t_n w'x_n <= 0, as z_n'w with z_n = t_n x_n
         return int(np.count_nonzero(_signed(b, positive) @ w <= 0.0))
 
-    for epoch in range(1, max_epochs + 1):
+    for epoch in range(1, control.max_epochs + 1):
         k = 0
         for win in epoch_rows():
             Z = _signed(win, positive)
@@ -116,9 +91,10 @@ def rosenblatt(rows: RowBlocks, positive: int, learning_rate: float, max_epochs:
         if errors == 0:
             converged = True
             break
-    coef, at = (best_w, best_epoch) if pocket else (w.copy(), len(history))
-    return PerceptronFit(coef, converged, len(history), np.array(history, dtype=int),
-                         np.array(updates, dtype=int), at)
+    coef, at = (best_w, best_epoch) if control.pocket else (w.copy(), len(history))
+    return Fit(coef=coef, converged=converged, n_iter=len(history),
+               history=np.array(history, dtype=int), updates=np.array(updates, dtype=int),
+               best_epoch=at)
 
 
 def _signed(b: Block, positive: int) -> np.ndarray:

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..numerics.linalg import NotPositiveDefinite
+from .fit import Fit
 
 #: Rows in the Hessian's sample per column of the design (at least :data:`SAMPLE_MIN`). A
 #: sampled Gram's relative error is about sqrt(p / rows), and each pass shrinks the Newton
@@ -66,7 +67,7 @@ SAMPLE_MIN = 20_000
 #: made before the end (when three or more sampled passes would be left).
 EARLY_FULL_RATIO = 0.05
 #: Fewest rows from which IRLS (``Control(direction="auto")``, on a source that can sample its
-#: Hessians) and Newton (``NewtonControl(direction="auto")``, MNLogit) take the sampled path:
+#: Hessians) and Newton (``Control(method="newton")``, MNLogit) take the sampled path:
 #: below them a full pass costs little more than a gradient pass (from the fit of a sample,
 #: MNLogit is faster there at any number of parameters: 1e6 x 10, K = 3: 0.65 s vs 0.90 s).
 #: IRLS with a canonical link starts later (``irls_sampled.CANONICAL_ROWS_FACTOR``).
@@ -113,19 +114,6 @@ class State:
     extra: Any = None
 
 
-@dataclass(frozen=True)
-class SampledFit:
-    """Result of :func:`sampled_newton`: the last accepted point and its full-pass state."""
-
-    coef: np.ndarray
-    state: State
-    n_iter: int
-    converged: bool
-    history: tuple
-    message: str
-    passes: dict
-
-
 def sampled_newton(
     evaluate: Callable[[np.ndarray | None, str], State],
     solve: Callable[[np.ndarray, State, np.ndarray | None, bool], np.ndarray],
@@ -137,7 +125,7 @@ def sampled_newton(
     tol: float,
     maxhalf: int,
     progress: Callable[[int, float, float, int], None] | None = None,
-) -> SampledFit:
+) -> Fit:
     """Minimise by Newton steps from exact gradients and sampled or earlier Hessians.
 
     Parameters
@@ -168,7 +156,9 @@ def sampled_newton(
 
     Returns
     -------
-    SampledFit
+    Fit
+        ``coef``, ``state`` (the full pass's :class:`State` at ``coef``), ``n_iter``,
+        ``converged``, ``history``, ``message`` and ``passes``.
         Converged only at a point where a full pass was made: its state holds the full
         Hessian there.
     """
@@ -254,4 +244,5 @@ def sampled_newton(
         message = f"no convergence in {maxiter} iterations"
     if coef is not None and (not here or last == "hessian"):  # the full Hessian at coef
         state, hess, exact, here = full_here(coef)
-    return SampledFit(coef, state, it, converged, tuple(history), message, passes)
+    return Fit(coef=coef, state=state, n_iter=it, converged=converged, history=tuple(history),
+               message=message, passes=passes)

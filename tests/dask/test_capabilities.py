@@ -12,7 +12,7 @@ import pytest
 import glmclass as gc
 from glmclass.models.glm_problem import GLMProblem
 from glmclass.rows.blocks import ArrayBlocks
-from glmclass.solvers.irls import Control
+from glmclass.solvers.control import Control
 
 
 def _gram(b) -> np.ndarray:

@@ -12,7 +12,8 @@ from glmclass.numerics.discriminant import class_moments
 from glmclass.rows.blocks import ArrayBlocks
 from glmclass.rows.dask import DaskBlocks
 from glmclass.rows.gram import column_abs_max, fused_pass, weighted_gram
-from glmclass.solvers.irls import Control, irls
+from glmclass.solvers.control import Control
+from glmclass.solvers.irls import irls
 
 
 def _sources(chunks=(300, 0, 450, 250), p=4, seed=0):

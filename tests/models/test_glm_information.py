@@ -1,4 +1,4 @@
-"""Which information the solver's Gram holds (``IRLSFit.information``), and the standard errors
+"""Which information the solver's Gram holds (``Fit.information``), and the standard errors
 built on it: the large-N path hands the observed information to a probit's standard errors
 without a further pass, and every results quantity that needs Fisher's gets Fisher's."""
 

@@ -11,7 +11,7 @@ import pytest
 import glmclass as gc
 from glmclass import families as F
 from glmclass.models.glm_base import GLMProblem, constant
-from glmclass.solvers.irls import Control
+from glmclass.solvers.control import Control
 
 RNG = np.random.default_rng(14)
 N = 120

@@ -15,7 +15,9 @@ import glmclass.solvers.irls_steps as irls_steps
 from glmclass import families as F
 from glmclass import links as L
 from glmclass.rows.blocks import ArrayBlocks, OneBlock, RowBlocks, add
-from glmclass.solvers.irls import Control, IRLSFit, irls
+from glmclass.solvers.control import Control
+from glmclass.solvers.fit import Fit
+from glmclass.solvers.irls import irls
 
 RNG = np.random.default_rng(11)
 N = 400
@@ -43,7 +45,7 @@ def rule(history):
 
 def test_returns_frozen_record_with_consistent_fields():
     res = fit()
-    assert isinstance(res, IRLSFit)
+    assert isinstance(res, Fit)
     assert res.converged and res.message == ""
     eta = eta_of(res)
     np.testing.assert_allclose(eta, X @ res.coef, rtol=1e-13)
@@ -243,7 +245,7 @@ class Plain(RowBlocks):
         return Plain(self.src.intercept_only())
 
 
-def _same_fit(a: IRLSFit, b: IRLSFit) -> None:
+def _same_fit(a: Fit, b: Fit) -> None:
     for name in ("coef", "gram", "aliased", "transform", "gram_shifted"):
         x, y = getattr(a, name), getattr(b, name)
         assert (x is None and y is None) or x.tobytes() == y.tobytes(), name

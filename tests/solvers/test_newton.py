@@ -7,9 +7,9 @@ import pytest
 from scipy.special import softmax
 
 from glmclass.rows.blocks import ArrayBlocks
+from glmclass.solvers.control import Control
+from glmclass.solvers.fit import Fit
 from glmclass.solvers.newton import (
-    NewtonControl,
-    NewtonFit,
     _complement,
     multinomial_deviance,
     newton,
@@ -56,7 +56,7 @@ def test_quadratic_is_solved_in_one_step():
     A = np.array([[3.0, 1.0], [1.0, 2.0]])
     b = np.array([1.0, -1.0])
     fit = newton(quadratic(A, b), np.zeros(2))
-    assert isinstance(fit, NewtonFit)
+    assert isinstance(fit, Fit)
     np.testing.assert_allclose(fit.coef, np.linalg.solve(A, b), rtol=1e-14)
     assert fit.converged and fit.n_iter == 2  # the second step confirms the change is < tol
     np.testing.assert_allclose(fit.gradient, 0, atol=1e-14)
@@ -70,7 +70,7 @@ def test_step_halving_rescues_a_diverging_newton_step():
             return f, None, None
         return f, np.array([x[0] / f]), np.array([[1 / f ** 3]])
 
-    fit = newton(ev, np.array([3.0]), NewtonControl(maxiter=100))
+    fit = newton(ev, np.array([3.0]), Control(method="newton", maxiter=100))
     assert fit.converged
     assert abs(fit.coef[0]) < 1e-4
     assert np.all(np.diff(fit.history) <= 0)  # halving keeps the objective from rising
@@ -95,9 +95,9 @@ def test_stopping_rule_and_maxiter():
         f = float(np.sum(np.exp(x) - x))
         return (f, np.exp(x) - 1, np.diag(np.exp(x))) if derivatives else (f, None, None)
 
-    fit = newton(ev, np.full(3, 4.0), NewtonControl(maxiter=2))
+    fit = newton(ev, np.full(3, 4.0), Control(method="newton", maxiter=2))
     assert not fit.converged and fit.n_iter == 2 and "no convergence in 2" in fit.message
-    fit = newton(ev, np.full(3, 4.0), NewtonControl(tol=1e-10))
+    fit = newton(ev, np.full(3, 4.0), Control(method="newton", tol=1e-10))
     h = np.asarray(fit.history)
     assert abs(h[-1] - h[-2]) / (abs(h[-1]) + 0.1) < 1e-10
     assert abs(h[-2] - h[-3]) / (abs(h[-2]) + 0.1) >= 1e-10  # stopped at the first pass

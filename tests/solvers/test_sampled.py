@@ -20,7 +20,8 @@ from glmclass import families as F
 from glmclass import links as L
 from glmclass.rows.blocks import ArrayBlocks, block_rows, in_sample
 from glmclass.solvers import newton as NW
-from glmclass.solvers.irls import Control, Penalty, irls
+from glmclass.solvers.control import Control
+from glmclass.solvers.irls import Penalty, irls
 from glmclass.solvers.irls_sampled import CANONICAL_ROWS_FACTOR
 from glmclass.solvers.sampled import SAMPLED_MIN_ROWS
 
@@ -199,8 +200,8 @@ def test_sampled_multinomial_newton_matches_exact_newton():
     k1p = 2 * X.shape[1]
     blocks = ArrayBlocks(X, y, rows=block_rows(k1p))
     obj = NW.multinomial_deviance(blocks, 3)
-    exact = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="exact"))
-    fast = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="sampled"))
+    exact = NW.newton(obj, np.zeros(k1p), Control(method="newton", direction="exact"))
+    fast = NW.newton(obj, np.zeros(k1p), Control(method="newton", direction="sampled"))
     assert fast.converged and exact.converged
     np.testing.assert_allclose(fast.coef, exact.coef, rtol=0, atol=1e-8)
     # the Hessian and gradient returned are the full ones at the returned estimates
@@ -353,7 +354,7 @@ def test_sampled_multinomial_newton_starts_from_a_sample_fit(monkeypatch, warm_a
     starts, runs = [], []
     original_newton, original_loop = NW.newton, NW.sampled_newton
 
-    def newton_spy(evaluate, start, control=NW.NewtonControl()):
+    def newton_spy(evaluate, start, control=Control(method="newton")):
         starts.append(getattr(evaluate, "sampled_rows", None))
         return original_newton(evaluate, start, control)
 
@@ -364,8 +365,8 @@ def test_sampled_multinomial_newton_starts_from_a_sample_fit(monkeypatch, warm_a
 
     monkeypatch.setattr(NW, "newton", newton_spy)
     monkeypatch.setattr(NW, "sampled_newton", loop_spy)
-    fast = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="sampled"))
-    exact = NW.newton(obj, np.zeros(k1p), NW.NewtonControl(direction="exact"))
+    fast = NW.newton(obj, np.zeros(k1p), Control(method="newton", direction="sampled"))
+    exact = NW.newton(obj, np.zeros(k1p), Control(method="newton", direction="exact"))
     assert starts[:2] == [40_000, 40_000 // 2]  # the full objective, then every 2nd row's
     np.testing.assert_allclose(fast.coef, exact.coef, rtol=0, atol=1e-8)
     assert runs[0]["hessian"] == 1 and runs[0]["full"] == 1 and sum(runs[0].values()) <= 5

@@ -13,34 +13,16 @@ R Core Team, ``lm.fit`` (stats package): aliased columns get NA coefficients.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy import linalg
 
+from ..numerics.linalg import aliased_columns
 from ..rows.blocks import ArrayBlocks, Block, RowBlocks
 from ..rows.gram import weighted_gram
-from .linalg import aliased_columns
+from .fit import Fit
 
 
-@dataclass(frozen=True)
-class LeastSquaresFit:
-    """Result record of :func:`multi_lstsq`.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (p, m)
-        Coefficients, one column per right-hand side; NaN rows for aliased columns.
-    aliased : ndarray of bool, shape (p,)
-    rank : int
-    """
-
-    coef: np.ndarray
-    aliased: np.ndarray
-    rank: int
-
-
-def multi_lstsq(X: np.ndarray, T: np.ndarray) -> LeastSquaresFit:
+def multi_lstsq(X: np.ndarray, T: np.ndarray) -> Fit:
     """Minimise ``||X W - T||_F`` column by column: ``W = X^+ T`` on the non-aliased columns.
 
     Parameters
@@ -51,7 +33,9 @@ def multi_lstsq(X: np.ndarray, T: np.ndarray) -> LeastSquaresFit:
 
     Returns
     -------
-    LeastSquaresFit
+    Fit
+        ``coef`` of shape (p, m), one column per right-hand side (NaN rows for aliased
+        columns); ``aliased``; ``rank``, the number of columns kept.
 
     Notes
     -----
@@ -66,7 +50,7 @@ def multi_lstsq(X: np.ndarray, T: np.ndarray) -> LeastSquaresFit:
     if keep.any():
         q, r = linalg.qr(X[:, keep], mode="economic", check_finite=False)
         coef[keep] = linalg.solve_triangular(r, q.T @ T, lower=False, check_finite=False)
-    return LeastSquaresFit(coef, aliased, int(keep.sum()))
+    return Fit(coef=coef, aliased=aliased, rank=int(keep.sum()))
 
 
 def _stacked_qr(a: tuple[np.ndarray, np.ndarray],
@@ -88,7 +72,7 @@ def one_hot(codes: np.ndarray, k: int) -> np.ndarray:
     return T
 
 
-def indicator_lstsq(rows: RowBlocks, k: int) -> LeastSquaresFit:
+def indicator_lstsq(rows: RowBlocks, k: int) -> Fit:
     """:func:`multi_lstsq` of the 1-of-K targets of the class codes ``rows`` carries as its
     response, in passes over the row blocks (in memory or on Dask alike).
 
@@ -101,7 +85,8 @@ def indicator_lstsq(rows: RowBlocks, k: int) -> LeastSquaresFit:
 
     Returns
     -------
-    LeastSquaresFit
+    Fit
+        As :func:`multi_lstsq`'s.
 
     Notes
     -----
@@ -129,4 +114,4 @@ def indicator_lstsq(rows: RowBlocks, k: int) -> LeastSquaresFit:
 
         r, qt = kept.reduce(one, (np.zeros((0, p)), np.zeros((0, k))), _stacked_qr)
         coef[keep] = linalg.solve_triangular(r, qt, lower=False, check_finite=False)
-    return LeastSquaresFit(coef, aliased, p)
+    return Fit(coef=coef, aliased=aliased, rank=p)
