@@ -32,7 +32,8 @@ from ..errors import ConvergenceWarning, DataError
 from ..families import Gaussian
 from ..formula.parse import expand_dot, split_formula
 from ..likelihoods import GLMLikelihood, likelihood_of
-from ..solvers.irls import Control, irls
+from ..solvers.control import Control
+from ..solvers.solve import solve
 from .terms import term_columns
 
 #: The tests each table offers (R's names; "LRT" is R's other name of "Chisq").
@@ -110,7 +111,7 @@ def _refit(res, cols: list[int]) -> tuple[float, int]:
     rows = problem.fit_rows().take_columns(np.asarray(cols, dtype=np.intp))
     icpt = res.model.data.intercept_index
     at = cols.index(icpt) if icpt in cols else None
-    fit = irls(rows, problem.family, None, Control(), None, at)
+    fit = solve(problem.family, rows, Control.for_method("irls"), intercept=at)
     if not fit.converged:
         warnings.warn(f"the refit on {len(cols)} of the design's columns did not converge "
                       f"({fit.message}); its deviance is the last iterate's",
