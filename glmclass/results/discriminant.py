@@ -17,9 +17,10 @@ from ..numerics import discriminant as nd
 from ..summary import Summary
 from .base import CriteriaMixin, check_which, row_key
 from .dask import GENERATIVE_ROWS, RowOutputs
+from .frozen import FrozenResults
 
 
-class GenerativeResults(RowOutputs, CriteriaMixin, rows=GENERATIVE_ROWS):
+class GenerativeResults(RowOutputs, CriteriaMixin, FrozenResults, rows=GENERATIVE_ROWS):
     """What every fitted generative classifier reports.
 
     Attributes

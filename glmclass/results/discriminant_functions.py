@@ -20,6 +20,7 @@ from ..rows.blocks import Block
 from ..summary import Summary
 from .base import check_which, num
 from .dask import RowOutputs, new_rows_of, rows_of
+from .frozen import FrozenResults
 
 NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
             "or a probabilistic model (gc.Logit, gc.MNLogit, gc.LDA) for probabilities")
@@ -62,8 +63,9 @@ def confusion(levels: list, observed: np.ndarray, predicted: np.ndarray) -> pd.D
     return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
 
-class LeastSquaresResults(RowOutputs, rows={"predict": new_rows_of, "fittedvalues": rows_of,
-                                               "resid": rows_of}):
+class LeastSquaresResults(RowOutputs, FrozenResults,
+                          rows={"predict": new_rows_of, "fittedvalues": rows_of,
+                                "resid": rows_of}):
     """A fitted :class:`~glmclass.LeastSquaresClassifier`.
 
     Attributes
@@ -206,7 +208,8 @@ class LeastSquaresResults(RowOutputs, rows={"predict": new_rows_of, "fittedvalue
         return f"<LeastSquaresResults: {len(self.levels)} classes, nobs={self.nobs}>"
 
 
-class FisherResults(RowOutputs, rows={"predict": new_rows_of, "transform": new_rows_of}):
+class FisherResults(RowOutputs, FrozenResults,
+                    rows={"predict": new_rows_of, "transform": new_rows_of}):
     """A fitted :class:`~glmclass.FisherDiscriminant`.
 
     Attributes

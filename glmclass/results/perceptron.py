@@ -13,9 +13,11 @@ from ..summary import Summary
 from .base import check_which
 from .dask import RowOutputs, new_rows_of, rows_of
 from .discriminant_functions import NO_PROB, error_rate, labels_of, new_rows
+from .frozen import FrozenResults
 
 
-class PerceptronResults(RowOutputs, rows={"predict": new_rows_of, "ambiguous": rows_of}):
+class PerceptronResults(RowOutputs, FrozenResults,
+                        rows={"predict": new_rows_of, "ambiguous": rows_of}):
     """A fitted :class:`~glmclass.Perceptron`.
 
     Attributes

@@ -21,6 +21,7 @@ from ..solvers.coordinate_descent import CDFit, PathFit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, check_which, num, row_key
 from .dask import RowOutputs, new_rows_of
+from .frozen import FrozenResults
 from .glm_base import GLMBaseResults
 from .io import SaveMixin
 from .mnlogit import MNLogitResults, by_which, fit_order_probabilities, prediction_rows
@@ -148,7 +149,8 @@ class PenaltyMixin:
         ]
 
 
-class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixin):
+class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixin,
+                         FrozenResults):
     """A penalised fit of a GLM, Logit or Probit (built by ``fit_regularized``).
 
     Attributes
@@ -226,7 +228,7 @@ class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixi
 
 
 class RegularizedMNLogitResults(RowOutputs, PenaltyMixin, LikelihoodMixin, SaveMixin,
-                                rows={"predict": new_rows_of}):
+                                FrozenResults, rows={"predict": new_rows_of}):
     """A penalised fit of an MNLogit (built by ``MNLogit.fit_regularized``), in the reference-
     level parametrisation: ``params`` rows the design columns, columns the non-reference
     levels, every non-intercept coefficient penalised separately.
@@ -312,7 +314,7 @@ class RegularizedMNLogitResults(RowOutputs, PenaltyMixin, LikelihoodMixin, SaveM
                 f"nobs={num(self.nobs)}>")
 
 
-class RegularizationPath:
+class RegularizationPath(FrozenResults):
     """Penalised fits along a sequence of alphas, with cross-validated deviance.
 
     Built by ``regularization_path`` of Logit, Probit, GLM and MNLogit.
