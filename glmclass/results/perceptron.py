@@ -184,7 +184,7 @@ class PerceptronResults(RowOutputs, FrozenResults,
                   ("Pocket", m.pocket), ("Converged", self.converged),
                   ("Epochs", epochs), ("Training error", self.training_error),
                   ("Ambiguous points", self.n_ambiguous)]
-        table = self.params.to_frame() if isinstance(self.params, pd.Series) else self.params
+        table = self.params.to_frame() if self.scheme == "binary" else self.params
         notes = []
         if not self.converged:
             notes.append("Did not converge: the data may not be linearly separable; the weights "
