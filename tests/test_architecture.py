@@ -264,10 +264,17 @@ def private_reads(module: Module) -> set[tuple[str, str]]:
     """Reads of another object's private attribute (``res._fit``, ``model._fit_levels``), as
     (module, attribute name). Not counted: ``self._x`` and ``cls._x``, ``super()._x``,
     protocol names ending in ``_`` (``_repr_html_``), and attributes of modules and names
-    imported from outside the package (``sys._getframe``: their owners' business)."""
+    imported from outside the package (``sys._getframe``: their owners' business). A name
+    given as a string to ``getattr``/``hasattr``/``setattr``/``delattr``
+    (``getattr(env, "_namespaces", [])``) is read all the same."""
     foreign = _foreign_names(module)
     found = set()
     for node in ast.walk(module.tree):
+        if _call_of(node, "getattr") or _call_of(node, "hasattr") or _call_of(node, "setattr") \
+                or _call_of(node, "delattr"):
+            name = node.args[1] if len(node.args) > 1 else None
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                node = ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Load())
         if not (isinstance(node, ast.Attribute) and _is_private(node.attr)) \
                 or node.attr.endswith("_"):
             continue
@@ -582,9 +589,11 @@ def test_private_read_checker():
            "class A(B):\n    def f(self, res):\n"
            "        a = self._x + res._fit + res.model._levels + blocks._add_into(1)\n"
            "        b = super()._setup() + sys._getframe() + np._NoValue + res._repr_html_()\n"
+           "        c = getattr(res, '_env', None) or hasattr(self, '_y') or getattr(res, 'a')\n"
            "        return cls._y\n")
     assert private_reads(module_from_source("glmclass.m", src)) == {
-        ("glmclass.m", "_fit"), ("glmclass.m", "_levels"), ("glmclass.m", "_add_into")}
+        ("glmclass.m", "_fit"), ("glmclass.m", "_levels"), ("glmclass.m", "_add_into"),
+        ("glmclass.m", "_env")}
 
 
 def test_dask_checker():
