@@ -178,6 +178,12 @@ class PartitionDesign:
         (``g``, ``C(g)``, ``C(g, Sum)``) with known levels: per term ``("one",)``,
         ``("num", column)`` or ``("cat", column, levels, contrast matrix)``, and the design
         is built with NumPy (:func:`fast_columns`); else None (patsy builds it).
+    learned_info : patsy.DesignInfo or None
+        The design patsy learned from the data, when this process learned it; None in a
+        process that received a pickled recipe (:meth:`design_info` rebuilds it there).
+    learned_env : patsy.EvalEnvironment or None
+        The environment the design was learned in (None after unpickling: :meth:`env`
+        rebuilds one from ``names``).
     """
 
     formula: str
@@ -191,15 +197,15 @@ class PartitionDesign:
     parsed: ParsedFormula | None = field(default=None, repr=False)
     offsets: tuple = ()
     fast: tuple | None = field(default=None, repr=False)
-    _info: Any = field(default=None, repr=False, compare=False)
-    _env: Any = field(default=None, repr=False, compare=False)
+    learned_info: Any = field(default=None, repr=False, compare=False)
+    learned_env: Any = field(default=None, repr=False, compare=False)
 
     def __dask_tokenize__(self) -> str:
         return self.token
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state["_info"] = state["_env"] = None  # patsy objects: rebuilt where unpickled
+        state["learned_info"] = state["learned_env"] = None  # patsy's: rebuilt where unpickled
         return state
 
     @property
@@ -222,18 +228,20 @@ class PartitionDesign:
         return code[3:-2] if code.startswith(("Q('", 'Q("')) else code
 
     def env(self) -> patsy.EvalEnvironment:
-        if self._env is None:
+        """The environment the formula's names are looked up in: the one the design was
+        learned in, or (after unpickling) the recipe's ``names`` with the safe namespace."""
+        if self.learned_env is None:
             # checked like the client's: a recipe unpickled on a worker runs nothing else
             names = dict(self.names)
-            self._env = with_numpy(FormulaEnvironment([names, safe_namespace()],
-                                                      trusted=bool(names)))
-        return self._env
+            self.learned_env = with_numpy(FormulaEnvironment([names, safe_namespace()],
+                                                             trusted=bool(names)))
+        return self.learned_env
 
     def design_info(self):
         """patsy's DesignInfo of the formula's right-hand side (rebuilt from the witness rows
         and the memorised transforms in a process that received a pickled recipe)."""
-        if self._info is not None:
-            return self._info
+        if self.learned_info is not None:
+            return self.learned_info
         info = _INFO_CACHE.get(self.token)
         if info is None:
             info = patsy.dmatrix(self.rhs, self.witness, eval_env=self.env(),
@@ -253,7 +261,7 @@ class PartitionDesign:
                     "a categorical factor derived from an expression of several columns; "
                     "compute that column in the DataFrame first")
             _INFO_CACHE[self.token] = info
-        self._info = info
+        self.learned_info = info
         return info
 
     def build(self, frame: pd.DataFrame, aligned: dict | None = None, missing: str = "drop"
@@ -499,9 +507,8 @@ def learn_design(formula: str, pieces: Callable[[], Iterator[pd.DataFrame]] | No
                              _formula_names(rhs + " " + lhs, env),
                              None if offsets else _plain_columns(info, list(columns)),
                              parsed=parsed, offsets=offsets,
-                             fast=None if offsets else fast_columns(info, list(columns)))
-    design._info = info
-    design._env = env
+                             fast=None if offsets else fast_columns(info, list(columns)),
+                             learned_info=info, learned_env=env)
     return design
 
 

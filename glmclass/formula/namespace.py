@@ -289,6 +289,35 @@ class FormulaEnvironment(patsy.EvalEnvironment):
         return super().__hash__()
 
 
+class PatsyNames(Mapping):
+    """The names of a patsy ``EvalEnvironment`` as one namespace, looked up through patsy's
+    public ``namespace``.
+
+    patsy has no public way to list an environment's names, so this mapping finds every name
+    the environment holds but lists none (iterating it gives nothing): the formula engines
+    only look names up.
+
+    Parameters
+    ----------
+    env : patsy.EvalEnvironment
+    """
+
+    def __init__(self, env: patsy.EvalEnvironment) -> None:
+        self.lookup = env.namespace
+
+    def __getitem__(self, key: str) -> Any:
+        return self.lookup[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.lookup
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
 def formula_env(eval_env: Any = None, depth: int = 0) -> FormulaEnvironment:
     """The environment in which a formula's names are looked up.
 
@@ -313,8 +342,7 @@ def formula_env(eval_env: Any = None, depth: int = 0) -> FormulaEnvironment:
     if eval_env is None:
         return FormulaEnvironment([safe_namespace()])
     if isinstance(eval_env, patsy.EvalEnvironment):
-        # patsy keeps an environment's mappings in ``_namespaces`` and has no public accessor
-        namespaces, flags = list(eval_env._namespaces), eval_env.flags
+        namespaces, flags = [PatsyNames(eval_env)], eval_env.flags
     elif isinstance(eval_env, Mapping):
         namespaces, flags = [dict(eval_env)], 0
     elif isinstance(eval_env, int) and not isinstance(eval_env, bool) and eval_env >= 0:

@@ -226,7 +226,7 @@ def picklable_names(design_info) -> dict:
         return out
     for info in design_info.factor_infos.values():
         env = info.state.get("eval_env") if isinstance(info.state, dict) else None
-        for ns in getattr(env, "_namespaces", []):
+        for ns in env.namespaces if isinstance(env, FormulaEnvironment) else []:
             for key, value in ns.items():
                 if key in out or isinstance(value, types.ModuleType):
                     continue

@@ -38,18 +38,13 @@ def _default_name(results, i: int) -> str:
 
 def _coef_frame(results, alpha: float) -> pd.DataFrame:
     """Estimates and intervals as one frame: columns ``group``, ``term``, ``coef``, ``lower``,
-    ``upper``; ``group`` is the level of a multinomial model (None otherwise)."""
-    params, ci = results.params, results.conf_int(alpha)
-    if isinstance(params, pd.DataFrame):           # MNLogit: design columns x levels
-        rows = []
-        for lv in params.columns:
-            for term in params.index:
-                lo, hi = ci.loc[(lv, term)]
-                rows.append((lv, term, params.loc[term, lv], lo, hi))
-        return pd.DataFrame(rows, columns=["group", "term", "coef", "lower", "upper"])
-    ci = ci.loc[params.index]
-    return pd.DataFrame({"group": None, "term": params.index, "coef": params.to_numpy(),
-                         "lower": ci.iloc[:, 0].to_numpy(), "upper": ci.iloc[:, 1].to_numpy()})
+    ``upper``, one row per coefficient in the results' flat order (``coef_index``); ``group``
+    is the level of a multinomial model (its ``tidy_labels`` name one), None otherwise."""
+    labels = results.tidy_labels
+    ci = results.conf_int(alpha).loc[results.coef_index]
+    return pd.DataFrame({"group": labels.get("level"), "term": labels["term"],
+                         "coef": results.flat_params, "lower": ci.iloc[:, 0].to_numpy(),
+                         "upper": ci.iloc[:, 1].to_numpy()})
 
 
 def _is_intercept(term) -> bool:
@@ -63,7 +58,8 @@ def coefficients(results, *, alpha: float = 0.05, odds_ratios: bool = False,
     Parameters
     ----------
     results : results object, or a list or dict of them
-        Anything with ``params`` and ``conf_int(alpha)``: GLM, Logit, Probit, MNLogit (one
+        Results of a likelihood model (their ``conf_int(alpha)``, ``flat_params``,
+        ``coef_index`` and ``tidy_labels``): GLM, Logit, Probit, FirthLogit, MNLogit (one
         colour per level), BayesLogit (posterior intervals). Several results are drawn side by
         side, one colour each (e.g. a logit and its Bayesian or Firth counterpart).
     alpha : float

@@ -17,10 +17,12 @@ from ..numerics import discriminant as nd
 from ..summary import Summary
 from .base import CriteriaMixin, check_which, row_key
 from .dask import GENERATIVE_ROWS, RowOutputs
+from .frozen import FrozenResults
 from .io import SaveMixin
 
 
-class GenerativeResults(RowOutputs, CriteriaMixin, SaveMixin, rows=GENERATIVE_ROWS):
+class GenerativeResults(RowOutputs, CriteriaMixin, SaveMixin, FrozenResults,
+                        rows=GENERATIVE_ROWS):
     """What every fitted generative classifier reports.
 
     Attributes
@@ -103,7 +105,8 @@ class GenerativeResults(RowOutputs, CriteriaMixin, SaveMixin, rows=GENERATIVE_RO
         labels[bad] = None
         return pd.Series(labels, index=index, name="class")
 
-    _which: tuple[str, ...] = ("prob", "mean", "log_prob", "class", "log_joint")
+    #: The values ``predict(which=...)`` accepts.
+    which_options: tuple[str, ...] = ("prob", "mean", "log_prob", "class", "log_joint")
 
     def predict(self, exog=None, which: str = "prob"):
         """Posterior class probabilities, log-probabilities or labels.
@@ -123,7 +126,7 @@ class GenerativeResults(RowOutputs, CriteriaMixin, SaveMixin, rows=GENERATIVE_RO
         pandas.DataFrame or pandas.Series
             Rows with missing values give NaN (label missing).
         """
-        check_which(which, self._which)
+        check_which(which, self.which_options)
         X, index = self._new_rows(exog)
         if X is None:
             return self._output(self._log_post, index, which, self._log_joint)
@@ -334,7 +337,7 @@ class LDAResults(GenerativeResults):
         y = (X - self._centre) @ self.scalings.to_numpy()[:, :L]
         return pd.DataFrame(y, index=index, columns=self.scalings.columns[:L])
 
-    _which = GenerativeResults._which + ("linear",)
+    which_options = GenerativeResults.which_options + ("linear",)
 
     def predict(self, exog=None, which: str = "prob", n_components: int | None = None):
         """Posterior probabilities, log-probabilities or labels (see the base class), or
@@ -345,7 +348,7 @@ class LDAResults(GenerativeResults):
         rank LDA, ESL §4.3.3; MASS ``predict(fit, dimen=L)``); ``which="log_joint"`` and
         ``"linear"`` are then unavailable.
         """
-        check_which(which, self._which)
+        check_which(which, self.which_options)
         if which == "linear" and n_components is None:
             X, index = self._new_rows(exog)
             X = self.model.exog if X is None else X

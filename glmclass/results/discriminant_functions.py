@@ -21,6 +21,7 @@ from ..solvers.least_squares import one_hot
 from ..summary import Summary
 from .base import check_which, num
 from .dask import RowOutputs, new_rows_of, rows_of
+from .frozen import FrozenResults
 from .io import SaveMixin
 
 NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
@@ -64,9 +65,9 @@ def confusion(levels: list, observed: np.ndarray, predicted: np.ndarray) -> pd.D
     return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
 
-class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
-                                                        "fittedvalues": rows_of,
-                                                        "resid": rows_of}):
+class LeastSquaresResults(RowOutputs, SaveMixin, FrozenResults,
+                          rows={"predict": new_rows_of, "fittedvalues": rows_of,
+                                "resid": rows_of}):
     """A fitted :class:`~glmclass.LeastSquaresClassifier`.
 
     Attributes
@@ -209,7 +210,7 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         return f"<LeastSquaresResults: {len(self.levels)} classes, nobs={self.nobs}>"
 
 
-class FisherResults(RowOutputs, SaveMixin,
+class FisherResults(RowOutputs, SaveMixin, FrozenResults,
                     rows={"predict": new_rows_of, "transform": new_rows_of}):
     """A fitted :class:`~glmclass.FisherDiscriminant`.
 

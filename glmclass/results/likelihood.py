@@ -19,13 +19,13 @@ A results class gives a small set of public inputs and gets the rest:
 Results are complete when built: every attribute is set in ``__init__`` and each derived
 number is a cached property (:class:`functools.cached_property` writes the instance
 ``__dict__`` directly, which assignment rules do not see); assigning an attribute afterwards
-raises. A changed copy is made with :meth:`LikelihoodResults.replaced`.
+raises (:mod:`glmclass.results.frozen`). A changed copy is made with ``replaced()``.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -34,19 +34,11 @@ from scipy import stats
 from . import deviance_tables as DT
 from . import hypothesis as H
 from .base import LikelihoodMixin
+from .frozen import FrozenResults
 from .terms import wald_test_terms
 
 
-class FrozenWhenBuilt(type):
-    """Metaclass of results that are frozen once their outermost ``__init__`` returns."""
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        obj = super().__call__(*args, **kwargs)
-        obj.__dict__["_frozen"] = True
-        return obj
-
-
-class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
+class LikelihoodResults(LikelihoodMixin, FrozenResults):
     """Wald inference (``bse``, ``tvalues``, ``pvalues``, ``conf_int``, ``cov_params``,
     ``wald_test_terms``), ``aic``/``bic`` and ``llr``/``llr_pvalue``/``prsquared`` of a
     likelihood model, from the public inputs the module docstring lists.
@@ -66,43 +58,6 @@ class LikelihoodResults(LikelihoodMixin, metaclass=FrozenWhenBuilt):
     #: Whether the estimates maximise the likelihood (False for a posterior mode or a
     #: penalised fit): only then do deviance differences between refits test terms.
     maximum_likelihood: ClassVar[bool] = True
-
-    # --- freezing ---------------------------------------------------------------------------
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self.__dict__.get("_frozen", False):
-            raise AttributeError(f"{type(self).__name__} are complete and frozen when built: "
-                                 f"{name!r} cannot be assigned; use replaced({name}=...) for "
-                                 "a changed copy")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name: str) -> None:
-        if self.__dict__.get("_frozen", False):
-            raise AttributeError(f"{type(self).__name__} are complete and frozen when built: "
-                                 f"{name!r} cannot be deleted")
-        object.__delattr__(self, name)
-
-    def replaced(self, **changes: Any) -> LikelihoodResults:
-        """A copy of these results with the attributes ``changes`` (e.g. the ``separation``
-        record the model finds from the results), sharing every number computed so far.
-
-        Parameters
-        ----------
-        **changes
-            Attribute names the results already have, with their new values.
-
-        Returns
-        -------
-        LikelihoodResults
-            A new frozen object of the same class; these results are not changed.
-        """
-        unknown = [k for k in changes if k not in self.__dict__]
-        if unknown:
-            raise AttributeError(f"replaced() sets attributes the results already have; "
-                                 f"{type(self).__name__} has no {', '.join(unknown)}")
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
-        return new
 
     # --- the flat coefficients and their labels ---------------------------------------------
     @property

@@ -13,10 +13,11 @@ from ..summary import Summary
 from .base import check_which
 from .dask import RowOutputs, new_rows_of, rows_of
 from .discriminant_functions import NO_PROB, error_rate, labels_of, new_rows
+from .frozen import FrozenResults
 from .io import SaveMixin
 
 
-class PerceptronResults(RowOutputs, SaveMixin,
+class PerceptronResults(RowOutputs, SaveMixin, FrozenResults,
                         rows={"predict": new_rows_of, "ambiguous": rows_of}):
     """A fitted :class:`~glmclass.Perceptron`.
 
@@ -184,7 +185,7 @@ class PerceptronResults(RowOutputs, SaveMixin,
                   ("Pocket", m.pocket), ("Converged", self.converged),
                   ("Epochs", epochs), ("Training error", self.training_error),
                   ("Ambiguous points", self.n_ambiguous)]
-        table = self.params.to_frame() if isinstance(self.params, pd.Series) else self.params
+        table = self.params.to_frame() if self.scheme == "binary" else self.params
         notes = []
         if not self.converged:
             notes.append("Did not converge: the data may not be linearly separable; the weights "

@@ -21,6 +21,7 @@ from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line
 from .base import LikelihoodMixin, check_which, num, row_key
 from .dask import RowOutputs, new_rows_of
+from .frozen import FrozenResults
 from .glm_base import GLMBaseResults
 from .io import SaveMixin
 from .mnlogit import MNLogitResults, by_which, fit_order_probabilities, prediction_rows
@@ -148,7 +149,8 @@ class PenaltyMixin:
         ]
 
 
-class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixin):
+class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixin,
+                         FrozenResults):
     """A penalised fit of a GLM, Logit or Probit (built by ``fit_regularized``).
 
     Attributes
@@ -226,7 +228,7 @@ class RegularizedResults(PenaltyMixin, GLMBaseResults, LikelihoodMixin, SaveMixi
 
 
 class RegularizedMNLogitResults(RowOutputs, PenaltyMixin, LikelihoodMixin, SaveMixin,
-                                rows={"predict": new_rows_of}):
+                                FrozenResults, rows={"predict": new_rows_of}):
     """A penalised fit of an MNLogit (built by ``MNLogit.fit_regularized``), in the reference-
     level parametrisation: ``params`` rows the design columns, columns the non-reference
     levels, every non-intercept coefficient penalised separately.
@@ -312,7 +314,47 @@ class RegularizedMNLogitResults(RowOutputs, PenaltyMixin, LikelihoodMixin, SaveM
                 f"nobs={num(self.nobs)}>")
 
 
-class RegularizationPath:
+def cv_summary(raw: np.ndarray, weight: np.ndarray, index: pd.Index
+               ) -> tuple[pd.DataFrame, pd.Series, pd.Series, float, float]:
+    """cv.glmnet's summary of the folds: the weighted mean held-out deviance and its standard
+    error by alpha, and the alphas it chooses.
+
+    Parameters
+    ----------
+    raw : ndarray of shape (n_folds, n_alphas)
+        Held-out deviance per observation of each fold by alpha (NaN where not finite).
+    weight : ndarray of shape (n_folds,)
+        The folds' total weights.
+    index : pandas.Index
+        The alphas, decreasing (named ``alpha``).
+
+    Returns
+    -------
+    cv_deviance : pandas.DataFrame
+        ``raw`` labelled: folds by alphas.
+    cv_mean, cv_se : pandas.Series
+        Weighted mean over the folds and its standard error (``cvm``, ``cvsd``).
+    alpha_min : float
+        The alpha with the smallest mean (the largest such alpha on ties).
+    alpha_1se : float
+        The largest alpha whose mean is within one standard error of the minimum.
+    """
+    k = raw.shape[0]
+    ok = np.isfinite(raw)
+    w = np.where(ok, weight[:, None], 0.0)
+    r = np.where(ok, raw, 0.0)
+    mean = (w * r).sum(axis=0) / w.sum(axis=0)
+    var = (w * (r - mean) ** 2).sum(axis=0) / w.sum(axis=0) / (k - 1)
+    alphas = index.to_numpy(dtype=float)
+    imin = int(np.flatnonzero(mean <= np.nanmin(mean))[0])  # alphas decrease: the largest
+    within = np.flatnonzero(mean <= mean[imin] + np.sqrt(var[imin]))[0]
+    return (pd.DataFrame(raw, index=pd.RangeIndex(k, name="fold"), columns=index),
+            pd.Series(mean, index=index, name="cv_mean"),
+            pd.Series(np.sqrt(var), index=index, name="cv_se"),
+            float(alphas[imin]), float(alphas[within]))
+
+
+class RegularizationPath(FrozenResults):
     """Penalised fits along a sequence of alphas, with cross-validated deviance.
 
     Built by ``regularization_path`` of Logit, Probit, GLM and MNLogit.
@@ -387,27 +429,8 @@ class RegularizationPath:
         self.converged = bool(fit.converged.all())
         self.folds = folds
         self.n_folds = 0 if cv_raw is None else int(cv_raw.shape[0])
-        self.cv_deviance = self.cv_mean = self.cv_se = None
-        self.alpha_min = self.alpha_1se = None
-        if cv_raw is not None:
-            self._cross_validate(cv_raw, cv_weight, index)
-
-    def _cross_validate(self, raw: np.ndarray, weight: np.ndarray, index: pd.Index) -> None:
-        """cv.glmnet's summary of the folds: weighted mean and its standard error."""
-        k = raw.shape[0]
-        self.cv_deviance = pd.DataFrame(raw, index=pd.RangeIndex(k, name="fold"), columns=index)
-        ok = np.isfinite(raw)
-        w = np.where(ok, weight[:, None], 0.0)
-        r = np.where(ok, raw, 0.0)
-        mean = (w * r).sum(axis=0) / w.sum(axis=0)
-        var = (w * (r - mean) ** 2).sum(axis=0) / w.sum(axis=0) / (k - 1)
-        self.cv_mean = pd.Series(mean, index=index, name="cv_mean")
-        self.cv_se = pd.Series(np.sqrt(var), index=index, name="cv_se")
-        best = np.nanmin(mean)
-        imin = int(np.flatnonzero(mean <= best)[0])  # alphas decrease: the first is the largest
-        self.alpha_min = float(self.alphas[imin])
-        self.alpha_1se = float(self.alphas[np.flatnonzero(mean <= mean[imin] + np.sqrt(
-            var[imin]))[0]])
+        (self.cv_deviance, self.cv_mean, self.cv_se, self.alpha_min,
+         self.alpha_1se) = (None,) * 5 if cv_raw is None else cv_summary(cv_raw, cv_weight, index)
 
     @cached_property
     def table(self) -> pd.DataFrame:
