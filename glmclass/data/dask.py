@@ -203,8 +203,6 @@ class DaskModelData(ModelData):
     persisted: bool = False
     timings: dict = field(default_factory=dict)
 
-    partitioned = True
-
     @property
     def nrows(self) -> int:
         return sum(self.facts.lengths)
@@ -227,6 +225,41 @@ class DaskModelData(ModelData):
         out.append(f"parts: built and checked in {self.timings.get('facts_s', 0.0):.3f} s "
                    f"({how})")
         return "; ".join(out)
+
+    # --- calls of a function on every partition's rows (what the results' per-row outputs and
+    # sums over rows are made of: glmclass.results.dask) ---------------------------------------
+    def map_parts(self, fn, *shared, meta):
+        """Lazy ``fn(part, *shared)`` on every partition, as one Dask Series or DataFrame.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(part, *shared) -> pandas.Series or DataFrame`` of the partition's rows, run
+            where the partition lives; ``part`` is ``(X, y, arrays, index)``.
+        *shared : object
+            Small picklable arguments (a results copy without rows, a path of calls): each is
+            one node of the graph, shipped once per worker, not once per partition.
+        meta : pandas.Series or pandas.DataFrame
+            The output's empty shape (its columns, dtypes and index type).
+
+        Returns
+        -------
+        dask.dataframe.Series or dask.dataframe.DataFrame
+            One partition per partition of the data, computed when asked.
+        """
+        import dask.dataframe as dd  # the array path does not need dask.dataframe
+
+        nodes = [literal(s, "shared") for s in shared]
+        tasks = [delayed(fn, pure=False)(p, *nodes) for p in self.parts]
+        return dd.from_delayed(tasks, meta=meta, verify_meta=False)
+
+    def total_parts(self, fn, *shared):
+        """The sum over partitions of ``fn(part, *shared)`` (floats, arrays, DataFrames or
+        tuples of them, :func:`glmclass.rows.blocks.add`), in one ``dask.compute``; each of
+        ``shared`` is one node of the graph, as in :meth:`map_parts`."""
+        nodes = [literal(s, "shared") for s in shared]
+        tasks = [delayed(fn, pure=False)(p, *nodes) for p in self.parts]
+        return functools.reduce(add, dask.compute(*tasks))
 
     def without_intercept(self) -> DaskModelData:
         if self.intercept_index is None:

@@ -26,7 +26,7 @@ from scipy import stats
 
 from ..errors import GlmclassWarning
 from .bayes import BayesGLMResults
-from .dask import partitioned, same_rows
+from .dask import same_rows
 from .firth import FirthResults
 
 
@@ -85,7 +85,7 @@ def _same_response(ra, rb) -> bool:
     """The same response column (its values; on Dask data, where the response stays in the
     partitions, its name: the rows are checked the same)."""
     a, b = ra.model, rb.model
-    if partitioned(ra) or partitioned(rb):
+    if not (a.data.in_memory and b.data.in_memory):
         return a.data.endog_name == b.data.endog_name
     ya, yb = a.data.endog, b.data.endog
     try:

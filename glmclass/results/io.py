@@ -30,7 +30,7 @@ from .. import version  # read at call time: the version a file is stamped with
 from ..data.model_data import is_dask
 from ..errors import GlmclassWarning
 from ..formula.design import referenced_columns
-from .dask import detach, partitioned
+from .dask import detach
 
 FORMAT = "glmclass-results"
 #: Version of the file layout (the header around the pickled results).
@@ -141,7 +141,7 @@ def without_data(res):
     n = res.model.data.nrows
     out = copy.copy(res)
     index = res.model.data.index
-    lazy = partitioned(res)
+    lazy = not res.model.data.in_memory
     for name, value in list(out.__dict__.items()):
         if is_dask(value) or (not lazy and _per_row(value, n, index)):
             del out.__dict__[name]
