@@ -164,12 +164,20 @@ def row_total(res, path: tuple, det=None):
     return res.model.data.total_parts(_part_call, detach(res) if det is None else det, path)
 
 
-def _predict_partition(frame: pd.DataFrame, offset, det, what: str, kwargs: dict):
+def _predict_partition(frame: pd.DataFrame, offset, det, what: str, kwargs: dict,
+                       after: tuple = ()):
+    """``det.what(frame, **kwargs)`` on one partition of new rows, then the steps ``after``
+    (as in :func:`_local_call`) on its output."""
     if offset is not None:
         kwargs = dict(kwargs, offset=np.asarray(offset, dtype=float))
     if isinstance(frame, pd.DataFrame) and det.model.data.spec is None:
         frame = frame.to_numpy(dtype=float)
-    return getattr(det, what)(frame, **kwargs)
+    out = getattr(det, what)(frame, **kwargs)
+    for name, step in after:
+        out = getattr(out, name)
+        if step is not None:
+            out = out(**step)
+    return out
 
 
 def _sample(det, exog) -> pd.DataFrame:
@@ -185,9 +193,10 @@ def _sample(det, exog) -> pd.DataFrame:
     return exog.head(1, npartitions=-1)
 
 
-def map_new_rows(det, exog, kwargs: dict, what: str = "predict"):
+def map_new_rows(det, exog, kwargs: dict, what: str = "predict", after: tuple = ()):
     """Lazy ``det.what(frame, **kwargs)`` for each partition of a Dask DataFrame (or
-    row-chunked array) of new rows; an ``offset`` must be a Dask Series aligned with it."""
+    row-chunked array) of new rows, followed by the steps ``after`` ((name, kwargs or None)
+    pairs: an attribute, or a call); an ``offset`` must be a Dask Series aligned with it."""
     from ..rows.dask import map_new_partitions, new_rows_frame  # only for Dask data
 
     kwargs = dict(kwargs)
@@ -195,9 +204,9 @@ def map_new_rows(det, exog, kwargs: dict, what: str = "predict"):
     exog = new_rows_frame(exog)
     sample = _sample(det, exog)
     meta_kw = dict(kwargs, offset=np.zeros(len(sample))) if offset is not None else kwargs
-    meta = _predict_partition(sample, None, det, what, meta_kw).iloc[:0]
-    return map_new_partitions(exog, _predict_partition, det, what, kwargs, offset=offset,
-                              meta=meta)
+    meta = _predict_partition(sample, None, det, what, meta_kw, after).iloc[:0]
+    return map_new_partitions(exog, _predict_partition, det, what, kwargs, after,
+                              offset=offset, meta=meta)
 
 
 def _fingerprint_in(res, data) -> str:
@@ -267,12 +276,17 @@ def total_of(original: Callable, res, *args, **kwargs):
     return row_total(res, ((original.__name__, call),))
 
 
+def lazy_output(res, exog) -> bool:
+    """Whether an output of ``res`` for the rows ``exog`` is lazy: in-sample (``exog`` None)
+    when the rows of the fit are not in memory, new rows when they are a Dask collection."""
+    return not res.model.data.in_memory if exog is None else is_dask(exog)
+
+
 def new_rows_of(original: Callable, res, *args, **kwargs):
     """``predict``-like outputs: in-sample lazy on Dask data; new Dask data lazy for a fit on
     either data; new pandas data in memory."""
     exog = args[0] if args else kwargs.get("exog")
-    lazy = not res.model.data.in_memory if exog is None else is_dask(exog)
-    if not lazy:  # in memory: no argument binding on this path
+    if not lazy_output(res, exog):  # in memory: no argument binding on this path
         return original(res, *args, **kwargs)
     named = _named(original, args, kwargs)
     named.pop("exog", None)

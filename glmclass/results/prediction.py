@@ -11,9 +11,10 @@ coefficients of a non-reference level j is ``p_k (delta_kj - p_j) x``, and the i
 built on the scale of the level's log-odds against all the others, ``logit(p_k)`` (for two
 levels this is the binary logit interval), then mapped back with the logistic function.
 
-On data whose rows are not in memory (Dask partitions) an in-sample ``get_prediction()`` is a
-:class:`LazyPredictionResults`: the same names, each per-row table a lazy Dask collection made
-partition by partition by the code above (with the fit's covariance, computed once before).
+The prediction of rows that are not in memory (in-sample on a fit to Dask data, or new rows
+given as a Dask DataFrame to a fit on either data) is a :class:`LazyPredictionResults`: the
+same names, each per-row table a lazy Dask collection made partition by partition by the code
+above (with the fit's covariance, computed once before).
 
 References
 ----------
@@ -33,7 +34,7 @@ from scipy import special
 
 from ..numerics.covariance import hat_values
 from .base import check_which
-from .dask import detach, lazy_rows
+from .dask import detach, lazy_output, lazy_rows, map_new_rows
 
 
 class PredictionResults:
@@ -129,13 +130,14 @@ class PredictionResults:
 
 
 class LazyPredictionResults:
-    """In-sample predictions of a fit whose rows live in Dask partitions: the names of
-    :class:`PredictionResults`, each a lazy Dask Series or DataFrame whose partitions are
-    the in-memory prediction of the partition's rows (computed when asked).
+    """Predictions of rows in Dask partitions: the names of :class:`PredictionResults`, each a
+    lazy Dask Series or DataFrame whose partitions are the in-memory prediction of the
+    partition's rows (computed when asked).
 
-    Built by ``results.get_prediction()`` (no new rows) on such a fit. The covariance of the
-    estimates and the critical values are the fit's, computed once on the client before the
-    results (without rows) are shipped to the partitions.
+    Built by ``results.get_prediction()`` on a fit to Dask data (its own rows), or by
+    ``results.get_prediction(new)`` with a Dask DataFrame ``new`` on a fit to either data.
+    The covariance of the estimates and the critical values are the fit's, computed once on
+    the client before the results (without rows) are shipped to the partitions.
 
     Attributes
     ----------
@@ -144,17 +146,24 @@ class LazyPredictionResults:
         As :class:`PredictionResults`, with the fit's row labels.
     """
 
-    def __init__(self, results: Any, which: str) -> None:
+    def __init__(self, results: Any, which: str, exog: Any = None, offset: Any = None
+                 ) -> None:
         results.cov_values  # noqa: B018 - the p x p pieces, made before shipping
         results.critical_value(0.05)
         self.which = which
         self._results = results
         self._shipped = detach(results)
+        self._exog = exog
+        self._offset = offset
 
     def _rows(self, name: str, kwargs: dict | None = None):
         """The partitions' ``get_prediction(which).name`` (called with ``kwargs`` if given)."""
-        path = (("get_prediction", {"which": self.which}), (name, kwargs))
-        return lazy_rows(self._results, path, self._shipped)
+        if self._exog is None:
+            path = (("get_prediction", {"which": self.which}), (name, kwargs))
+            return lazy_rows(self._results, path, self._shipped)
+        return map_new_rows(self._shipped, self._exog,
+                            {"which": self.which, "offset": self._offset}, "get_prediction",
+                            ((name, kwargs),))
 
     @cached_property
     def predicted(self):
@@ -185,12 +194,14 @@ class LazyPredictionResults:
         return self._rows("summary_frame", {"alpha": alpha})
 
     def __repr__(self) -> str:
-        return f"<LazyPredictionResults: which={self.which!r}, {self._results.nobs:g} rows>"
+        rows = "the fit's rows" if self._exog is None else "new rows"
+        return f"<LazyPredictionResults: which={self.which!r}, {rows} in Dask partitions>"
 
 
 def _in_partitions(res, exog, offset) -> bool:
-    """Whether a prediction is of the rows of a fit that are not in memory."""
-    return exog is None and offset is None and not res.model.data.in_memory
+    """Whether a prediction is of rows in Dask partitions: the fit's own (without a new
+    offset), or new rows."""
+    return lazy_output(res, exog) and (exog is not None or offset is None)
 
 
 def _variance_rows(X: np.ndarray, V: np.ndarray) -> np.ndarray:
@@ -207,7 +218,7 @@ def glm_prediction(res, exog, which: str, offset) -> PredictionResults | LazyPre
     """:meth:`GLMResults.get_prediction`."""
     check_which(which, ("mean", "linear"))
     if _in_partitions(res, exog, offset):
-        return LazyPredictionResults(res, which)
+        return LazyPredictionResults(res, which, exog, offset)
     m, keep = res.model, res.estimable
     eta, index, X = res.linear_rows(exog, offset)
     if X is None:
@@ -230,7 +241,7 @@ def mnlogit_prediction(res, exog, which: str, offset
     """:meth:`MNLogitResults.get_prediction` (the delta method through the softmax)."""
     check_which(which, ("mean", "linear"))
     if _in_partitions(res, exog, offset):
-        return LazyPredictionResults(res, which)
+        return LazyPredictionResults(res, which, exog, offset)
     X, off, index = res.design_rows(exog, offset)
     keep = res.estimable
     Xk = X if keep.all() else X[:, keep]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 import dask
+import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -139,3 +140,56 @@ def test_a_wrong_alpha_is_refused_at_once(frame):
         lazy.get_prediction().summary_frame(alpha=1.5)
     with pytest.raises(ValueError, match="which"):
         lazy.get_prediction(which="class")
+
+
+@pytest.mark.parametrize("fit_on_dask", [False, True])
+def test_new_dask_rows_are_predicted_lazily_by_a_fit_on_either_data(frame, fit_on_dask):
+    """``get_prediction(ddf)``: lazy, partitioned like ``ddf``, equal to the in-memory
+    prediction of the same pandas rows (offsets a Dask Series aligned with the rows)."""
+    new = frame.iloc[::3].assign(off=lambda d: d.off * 2)
+    ddf = dd.from_pandas(new, npartitions=3)
+    formula = "count ~ x + C(g)"
+    mem, lazy = _pair(lambda d: gc.GLM.from_formula(formula, d, family=F.Poisson(),
+                                                    offset=d["off"]), frame)
+    res = lazy if fit_on_dask else mem
+    for which in ("mean", "linear"):
+        got = res.get_prediction(ddf, which=which, offset=ddf["off"])
+        expected = mem.get_prediction(new, which=which, offset=new["off"])
+        sf = got.summary_frame(alpha=0.1)
+        assert dask.is_dask_collection(sf) and sf.npartitions == 3
+        _same(sf, expected.summary_frame(alpha=0.1))
+        _same(got.conf_int(), expected.conf_int())
+        _same(got.predicted_mean, expected.predicted_mean)
+    with pytest.raises(TypeError, match="offset must be a Dask Series"):
+        res.get_prediction(ddf, offset=new["off"].to_numpy()).predicted_mean  # noqa: B018
+
+
+def test_new_dask_rows_of_a_multinomial_fit(frame):
+    new = frame.iloc[:300]
+    ddf = dd.from_pandas(new, npartitions=3)
+    mem, lazy = _pair(lambda d: gc.MNLogit.from_formula("k ~ x + C(g)", d), frame)
+    for res in (mem, lazy):
+        got, expected = res.get_prediction(ddf), mem.get_prediction(new)
+        _same(got.summary_frame(), expected.summary_frame())
+        _same(got.se_mean, expected.se_mean)
+        ci = got.conf_int().compute()
+        pd.testing.assert_index_equal(ci.index, expected.conf_int().index)
+        np.testing.assert_allclose(ci.to_numpy(), expected.conf_int().to_numpy(), rtol=RTOL)
+
+
+def test_array_models_in_sample_and_on_new_dask_arrays(frame):
+    """A model given design arrays (no formula): in-sample and new row-chunked Dask arrays."""
+    data = frame.dropna()
+    X = np.column_stack([np.ones(len(data)), data.x, data.z])
+    y = data.y.to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = gc.Logit(y, X).fit()
+        lazy = gc.Logit(da.from_array(y, chunks=300), da.from_array(X, chunks=(300, 3))).fit()
+    _same(lazy.get_prediction().summary_frame(), mem.get_prediction().summary_frame())
+    new = da.from_array(X[:500], chunks=(200, 3))
+    for res in (mem, lazy):
+        got = res.get_prediction(new, which="linear")
+        expected = mem.get_prediction(X[:500], which="linear")
+        np.testing.assert_allclose(got.summary_frame().compute().to_numpy(),
+                                   expected.summary_frame().to_numpy(), rtol=RTOL)
