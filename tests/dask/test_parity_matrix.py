@@ -374,6 +374,10 @@ FEATURES: dict[str, Callable] = {
                                               p.lazy.get_prediction().summary_frame())],
         [True, True], RTOL),
     "get_prediction_pandas": same(_frame),
+    "get_prediction_dask": lambda p: (p.lazy.get_prediction(p.ddf).summary_frame(),
+                                      _frame(p.mem, p), RTOL),
+    "memfit_get_prediction_dask": lambda p: (p.mem.get_prediction(p.ddf).summary_frame(),
+                                             _frame(p.mem, p), RTOL),
     "get_prediction_linear": same(lambda r, p: _frame(r, p, which="linear")),
     **{f"cov_{k}": _cov(k) for k in ("HC0", "HC1", "HC2", "HC3")},
     "cov_cluster_oneway": _cov("cluster", 1),
@@ -417,7 +421,8 @@ _COMMON = ("params", "bse", "tvalues", "pvalues", "cov_params", "conf_int", "llf
            "predict_insample", "predict_pandas", "predict_pandas_linear",
            "predict_pandas_class", "predict_dask", "memfit_predict_dask",
            "get_prediction_insample", "get_prediction_insample_names",
-           "get_prediction_insample_is_lazy", "get_prediction_pandas", "pickle", "score_obs",
+           "get_prediction_insample_is_lazy", "get_prediction_pandas", "get_prediction_dask",
+           "memfit_get_prediction_dask", "pickle", "score_obs",
            "pred_table", "predict_dask_is_lazy", "score_obs_is_lazy")
 _GLM = _COMMON + (
     "pearson_chi2", "scale", "linear_predictor", "resid_deviance", "resid_pearson",
