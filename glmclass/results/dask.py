@@ -17,10 +17,10 @@ per-row output needs (the inverse information of the hat values) are computed be
 results are shipped to the partitions.
 
 No Dask here: the calls on every partition go through the data (``data.map_parts``,
-``data.total_parts`` of :class:`glmclass.data.dask.DaskModelData`), and new Dask rows through
-:func:`glmclass.rows.dask.map_new_rows` (imported where it is needed: only for Dask data, so
-that importing glmclass does not import dask). Whether rows are partitioned is the data's
-capability ``in_memory``.
+``data.total_parts`` of :class:`glmclass.data.dask.DaskModelData`), and new Dask rows
+through :func:`glmclass.rows.dask.map_new_partitions` (imported where it is needed: only for
+Dask data, so that importing glmclass does not import dask). Whether the rows of a fit are
+partitioned is the data's capability ``in_memory``.
 """
 
 from __future__ import annotations

@@ -148,7 +148,9 @@ class LazyPredictionResults:
 
     def __init__(self, results: Any, which: str, exog: Any = None, offset: Any = None
                  ) -> None:
-        results.cov_values  # noqa: B018 - the p x p pieces, made before shipping
+        # the fit's p x p pieces and degrees of freedom, made here before the results are
+        # shipped (a partition's copy would make them from its own rows)
+        results.cov_values  # noqa: B018
         results.critical_value(0.05)
         self.which = which
         self._results = results
@@ -156,7 +158,7 @@ class LazyPredictionResults:
         self._exog = exog
         self._offset = offset
 
-    def _rows(self, name: str, kwargs: dict | None = None):
+    def _rows(self, name: str, kwargs: dict | None = None) -> Any:
         """The partitions' ``get_prediction(which).name`` (called with ``kwargs`` if given)."""
         if self._exog is None:
             path = (("get_prediction", {"which": self.which}), (name, kwargs))
@@ -166,30 +168,30 @@ class LazyPredictionResults:
                             ((name, kwargs),))
 
     @cached_property
-    def predicted(self):
+    def predicted(self) -> Any:
         """The prediction of each row, lazy."""
         return self._rows("predicted")
 
     @cached_property
-    def se(self):
+    def se(self) -> Any:
         """Its standard error, lazy."""
         return self._rows("se")
 
     @property
-    def predicted_mean(self):
+    def predicted_mean(self) -> Any:
         """statsmodels' name of :attr:`predicted`."""
         return self.predicted
 
     @property
-    def se_mean(self):
+    def se_mean(self) -> Any:
         """statsmodels' name of :attr:`se`."""
         return self.se
 
-    def conf_int(self, alpha: float = 0.05):
+    def conf_int(self, alpha: float = 0.05) -> Any:
         """:meth:`PredictionResults.conf_int`, lazy."""
         return self._rows("conf_int", {"alpha": alpha})
 
-    def summary_frame(self, alpha: float = 0.05):
+    def summary_frame(self, alpha: float = 0.05) -> Any:
         """:meth:`PredictionResults.summary_frame`, lazy."""
         return self._rows("summary_frame", {"alpha": alpha})
 
