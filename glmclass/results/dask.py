@@ -282,6 +282,17 @@ def lazy_output(res, exog) -> bool:
     return not res.model.data.in_memory if exog is None else is_dask(exog)
 
 
+def refuse_new_offset(what: str, named: dict) -> None:
+    """In-sample outputs of a fit to Dask data take the fit's offsets: a new ``offset`` or
+    ``exposure`` (one value per row, held on the client) is refused, naming what to do."""
+    given = [k for k in ("offset", "exposure") if named.get(k) is not None]
+    if given:
+        raise ValueError(
+            f"{what}(): {given[0]}= for the rows of a fit to Dask data: pass those rows as "
+            f"new data with their {given[0]} as a column of it, e.g. {what}(ddf, "
+            f"{given[0]}=ddf['column'])")
+
+
 def new_rows_of(original: Callable, res, *args, **kwargs):
     """``predict``-like outputs: in-sample lazy on Dask data; new Dask data lazy for a fit on
     either data; new pandas data in memory."""
@@ -291,6 +302,7 @@ def new_rows_of(original: Callable, res, *args, **kwargs):
     named = _named(original, args, kwargs)
     named.pop("exog", None)
     if exog is None:
+        refuse_new_offset(original.__name__, named)
         return lazy_rows(res, ((original.__name__, named),))
     return map_new_rows(detach(res), exog, named, original.__name__)
 

@@ -34,7 +34,7 @@ from scipy import special
 
 from ..numerics.covariance import hat_values
 from .base import check_which
-from .dask import detach, lazy_output, lazy_rows, map_new_rows
+from .dask import detach, lazy_output, lazy_rows, map_new_rows, refuse_new_offset
 
 
 class PredictionResults:
@@ -201,9 +201,12 @@ class LazyPredictionResults:
 
 
 def _in_partitions(res, exog, offset) -> bool:
-    """Whether a prediction is of rows in Dask partitions: the fit's own (without a new
-    offset), or new rows."""
-    return lazy_output(res, exog) and (exog is not None or offset is None)
+    """Whether a prediction is of rows in Dask partitions: the fit's own (with the fit's
+    offsets), or new rows."""
+    lazy = lazy_output(res, exog)
+    if lazy and exog is None:
+        refuse_new_offset("get_prediction", {"offset": offset})
+    return lazy
 
 
 def _variance_rows(X: np.ndarray, V: np.ndarray) -> np.ndarray:

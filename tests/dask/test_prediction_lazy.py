@@ -193,3 +193,13 @@ def test_array_models_in_sample_and_on_new_dask_arrays(frame):
         expected = mem.get_prediction(X[:500], which="linear")
         np.testing.assert_allclose(got.summary_frame().compute().to_numpy(),
                                    expected.summary_frame().to_numpy(), rtol=RTOL)
+
+
+def test_a_new_offset_for_the_rows_of_a_dask_fit_says_what_to_do(frame):
+    """In-sample outputs take the fit's offsets; a new one-per-row offset on the client is
+    refused (it was a TypeError, or a wrong-length error per partition), naming the way."""
+    _, lazy = _pair(lambda d: gc.Logit.from_formula("y ~ x", d), frame)
+    for call in (lambda: lazy.get_prediction(offset=np.zeros(len(frame))),
+                 lambda: lazy.predict(offset=np.zeros(len(frame)))):
+        with pytest.raises(ValueError, match=r"offset=ddf\['column'\]"):
+            call()
