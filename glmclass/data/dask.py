@@ -37,15 +37,31 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
 from ..formula.spec import complete_rows
 from ..rows.blocks import add
 from ..rows.dask import DaskBlocks, literal, tree_reduce
-from .groups import checked_labels, distinct_labels, merge_distinct, part_labels, split_rows
+from .groups import (
+    checked_labels,
+    distinct_labels,
+    label_names,
+    merge_distinct,
+    part_labels,
+    split_rows,
+)
 from .model_data import ModelData, is_dask
 from .offsets import PREDICTED_BY_NAME, named_columns
-from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
+from .parts import (
+    DataFacts,
+    array_part,
+    check_counts,
+    formula_part,
+    merge_facts,
+    merge_witnesses,
+    part_facts,
+    take_part_columns,
+    witness_of,
+)
 from .pieces import fold_part
 
 #: ``"auto"``: persist the parts when they take under half the cluster's (or this machine's
@@ -117,7 +133,7 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
     for key, a in facts.arrays.items():
         if a.nonfinite:
             raise ValueError(f"{key} has infinite values")
-    _check_counts(facts, endog_name)
+    check_counts(facts, endog_name)
     icpt = names.index("Intercept") if "Intercept" in names else (
         int(np.flatnonzero(facts.x_ones)[0]) if facts.x_ones.any() else None)
     exog = lazy_column(parts, facts.lengths, 0, (p,), np.float64)
@@ -132,19 +148,6 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
 
 def _facts_of(part_and_drops: tuple) -> tuple:
     return part_facts(*part_and_drops)
-
-
-def _check_counts(facts: DataFacts, name: str) -> None:
-    """What :func:`~glmclass.data.response.counts_response` checks of all rows in memory,
-    from the merged facts of a (successes, failures) response."""
-    if not facts.response.counts:
-        return
-    if not facts.arrays["trials"].positive:
-        raise ValueError(f"response {name!r} has no trials (successes + failures is 0 on every "
-                         "row)")
-    if facts.response.nonint:
-        warn_user(f"response {name!r}: non-integer counts in a binomial GLM (as R warns); the "
-                  "log-likelihood is not that of binomial counts", DataWarning)
 
 
 def _array_item(part: tuple, key):
@@ -204,8 +207,6 @@ class DaskModelData(ModelData):
     persisted: bool = False
     timings: dict = field(default_factory=dict)
 
-    partitioned = True
-
     @property
     def nrows(self) -> int:
         return sum(self.facts.lengths)
@@ -229,13 +230,48 @@ class DaskModelData(ModelData):
                    f"({how})")
         return "; ".join(out)
 
+    # --- calls of a function on every partition's rows (what the results' per-row outputs and
+    # sums over rows are made of: glmclass.results.dask) ---------------------------------------
+    def map_parts(self, fn, *shared, meta):
+        """Lazy ``fn(part, *shared)`` on every partition, as one Dask Series or DataFrame.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(part, *shared) -> pandas.Series or DataFrame`` of the partition's rows, run
+            where the partition lives; ``part`` is ``(X, y, arrays, index)``.
+        *shared : object
+            Small picklable arguments (a results copy without rows, a path of calls): each is
+            one node of the graph, shipped once per worker, not once per partition.
+        meta : pandas.Series or pandas.DataFrame
+            The output's empty shape (its columns, dtypes and index type).
+
+        Returns
+        -------
+        dask.dataframe.Series or dask.dataframe.DataFrame
+            One partition per partition of the data, computed when asked.
+        """
+        import dask.dataframe as dd  # the array path does not need dask.dataframe
+
+        nodes = [literal(s, "shared") for s in shared]
+        tasks = [delayed(fn, pure=False)(p, *nodes) for p in self.parts]
+        return dd.from_delayed(tasks, meta=meta, verify_meta=False)
+
+    def total_parts(self, fn, *shared):
+        """The sum over partitions of ``fn(part, *shared)`` (floats, arrays, DataFrames or
+        tuples of them, :func:`glmclass.rows.blocks.add`), in one ``dask.compute``; each of
+        ``shared`` is one node of the graph, as in :meth:`map_parts`."""
+        nodes = [literal(s, "shared") for s in shared]
+        tasks = [delayed(fn, pure=False)(p, *nodes) for p in self.parts]
+        return functools.reduce(add, dask.compute(*tasks))
+
     def without_intercept(self) -> DaskModelData:
         if self.intercept_index is None:
             return self
         keep = np.ones(len(self.exog_names), dtype=bool)
         keep[self.intercept_index] = False
         cols = np.flatnonzero(keep)
-        parts = tuple(delayed(_take_columns, pure=True)(p, cols) for p in self.parts)
+        parts = tuple(delayed(take_part_columns, pure=True)(p, cols) for p in self.parts)
         if self.persisted:
             parts = tuple(dask.persist(*parts))
         facts = replace(self.facts, x_nonfinite=self.facts.x_nonfinite[keep],
@@ -345,7 +381,7 @@ def cluster_label_parts(data: DaskModelData, groups, columns: list | None) -> tu
         if arr.shape[0] != data.nrows:
             raise ValueError(f"cov_kwds['groups'] has {arr.shape[0]} values, but the model "
                              f"uses {data.nrows} rows")
-        names = _label_names(groups, 1 if arr.ndim == 1 else arr.shape[1])
+        names = label_names(groups, 1 if arr.ndim == 1 else arr.shape[1])
         pieces = [delayed(checked_labels, pure=True)(a, names)
                   for a in split_rows(arr, data.lengths)]
     if data.persisted:  # held beside the parts: the sandwich's pass reads no column again
@@ -355,17 +391,6 @@ def cluster_label_parts(data: DaskModelData, groups, columns: list | None) -> tu
     return tuple(pieces), names, tuple(len(d) for d in distinct)
 
 
-def _label_names(groups, m: int) -> tuple:
-    """Names of the label columns of ``groups`` (a DataFrame's columns, a Series' name), as
-    the in-memory path names them."""
-    if getattr(groups, "ndim", 1) == 2 and getattr(groups, "columns", None) is not None:
-        return tuple(str(c) for c in groups.columns)
-    name = getattr(groups, "name", None)
-    if m == 1:
-        return (str(name) if name is not None else "groups",)
-    return ("groups[0]", "groups[1]")
-
-
 def _dask_label_parts(data: DaskModelData, groups) -> tuple:
     """Label pieces of a Dask Series/DataFrame/array given as groups: matched by row label
     on the formula path, by position when no row was dropped."""
@@ -373,7 +398,7 @@ def _dask_label_parts(data: DaskModelData, groups) -> tuple:
     if m not in (1, 2):
         raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
                          f"clustering), got {m}")
-    names = _label_names(groups, m)
+    names = label_names(groups, m)
     if data.frame is not None and hasattr(groups, "divisions"):
         frames = _partitions_of(groups, data.frame, "cov_kwds['groups']")
         return [delayed(part_labels, pure=True)(f, p, names)
@@ -388,11 +413,6 @@ def _dask_label_parts(data: DaskModelData, groups) -> tuple:
                        "cov_kwds['groups']", two=m == 2)
     chunks = arr.to_delayed().ravel() if arr.ndim == 1 else arr.to_delayed()[:, 0]
     return [delayed(checked_labels, pure=True)(c, names) for c in chunks], names
-
-
-def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
-    X, y, arrays, index = part
-    return (np.ascontiguousarray(X[:, cols]), y, arrays, index)
 
 
 # --- the two entry points -------------------------------------------------------------------------
@@ -547,8 +567,8 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     frame = data[cols] if cols else data
     t0 = time.perf_counter()
     used = used_columns(formula, columns, extra, exclude)
-    witness = tree_reduce([delayed(_witness, pure=True)(f, used) for f in frame.to_delayed()],
-                          _merge_witnesses, Witness(used))
+    witness = tree_reduce([delayed(witness_of, pure=True)(f, used) for f in frame.to_delayed()],
+                          merge_witnesses, Witness(used))
     recipe = learn_design(formula, None, columns, eval_env, extra, exclude, witness=witness)
     passes = 1
     if recipe is None:  # a stateful transform (center(x)): patsy reads the pieces again
@@ -573,13 +593,3 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
                    frame=data)
 
 
-def _witness(piece: pd.DataFrame, used: list) -> Witness:
-    """The distinct values of one partition's complete rows (levels are learned on the rows
-    the fit uses, as in memory)."""
-    keep = complete_rows(piece)
-    return Witness.of(piece if keep.all() else piece[keep], used)
-
-
-def _merge_witnesses(a: Witness, b: Witness) -> Witness:
-    """``a`` then ``b``, in a new Witness (a task's result is never changed in place)."""
-    return Witness(list(a.values)).merge(a).merge(b)

@@ -78,3 +78,14 @@ def merge_distinct(a: tuple, b: tuple) -> tuple:
 def split_rows(values: np.ndarray, lengths: tuple) -> list[np.ndarray]:
     """``values`` (one per row used) split into the partitions' rows."""
     return np.split(values, np.cumsum(lengths)[:-1])
+
+
+def label_names(groups, m: int) -> tuple:
+    """Names of the label columns of ``groups`` (a DataFrame's columns, a Series' name), as
+    the in-memory path names them."""
+    if getattr(groups, "ndim", 1) == 2 and getattr(groups, "columns", None) is not None:
+        return tuple(str(c) for c in groups.columns)
+    name = getattr(groups, "name", None)
+    if m == 1:
+        return (str(name) if name is not None else "groups",)
+    return ("groups[0]", "groups[1]")

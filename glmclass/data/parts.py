@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ..formula.incremental import PartitionDesign
+from ..errors import DataWarning, warn_user
+from ..formula.incremental import PartitionDesign, Witness
+from ..formula.spec import complete_rows
 from .offsets import check_exposure, fold_exposure
 from .response import INTEGER_TOL
 
@@ -298,3 +300,32 @@ def _as_float(a, key: str) -> np.ndarray:
         raise ValueError(f"{key} must be numeric") from None
 
 
+# --- moved from the Dask adapter: per-partition pieces that need no Dask -------------------
+def check_counts(facts: DataFacts, name: str) -> None:
+    """What :func:`~glmclass.data.response.counts_response` checks of all rows in memory,
+    from the merged facts of a (successes, failures) response."""
+    if not facts.response.counts:
+        return
+    if not facts.arrays["trials"].positive:
+        raise ValueError(f"response {name!r} has no trials (successes + failures is 0 on every "
+                         "row)")
+    if facts.response.nonint:
+        warn_user(f"response {name!r}: non-integer counts in a binomial GLM (as R warns); the "
+                  "log-likelihood is not that of binomial counts", DataWarning)
+
+
+def take_part_columns(part: tuple, cols: np.ndarray) -> tuple:
+    X, y, arrays, index = part
+    return (np.ascontiguousarray(X[:, cols]), y, arrays, index)
+
+
+def witness_of(piece: pd.DataFrame, used: list) -> Witness:
+    """The distinct values of one partition's complete rows (levels are learned on the rows
+    the fit uses, as in memory)."""
+    keep = complete_rows(piece)
+    return Witness.of(piece if keep.all() else piece[keep], used)
+
+
+def merge_witnesses(a: Witness, b: Witness) -> Witness:
+    """``a`` then ``b``, in a new Witness (a task's result is never changed in place)."""
+    return Witness(list(a.values)).merge(a).merge(b)

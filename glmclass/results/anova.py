@@ -28,7 +28,7 @@ from ..errors import GlmclassWarning
 from ..families import Family
 from ..likelihoods import GLMLikelihood, likelihood_of
 from .bayes import BayesGLMResults
-from .dask import partitioned, same_rows
+from .dask import same_rows
 from .deviance_tables import sequential_anova
 from .firth import FirthResults
 from .regularized import RegularizedMNLogitResults, RegularizedResults
@@ -118,7 +118,7 @@ def _same_response(ra, rb) -> bool:
     partitions, or for results saved without their rows, its name: the rows are checked the
     same)."""
     a, b = ra.model, rb.model
-    if partitioned(ra) or partitioned(rb) or ra.data_removed or rb.data_removed:
+    if not (a.data.in_memory and b.data.in_memory) or ra.data_removed or rb.data_removed:
         return a.data.endog_name == b.data.endog_name
     ya, yb = a.data.endog, b.data.endog
     try:

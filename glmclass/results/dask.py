@@ -16,15 +16,17 @@ as in memory (they need only the p x p pieces the solvers return); the global p 
 per-row output needs (the inverse information of the hat values) are computed before the
 results are shipped to the partitions.
 
-Dask is imported in functions only: these paths run only for Dask data, and importing
-glmclass does not import dask.
+No Dask here: the calls on every partition go through the data (``data.map_parts``,
+``data.total_parts`` of :class:`glmclass.data.dask.DaskModelData`), and new Dask rows
+through :func:`glmclass.rows.dask.map_new_partitions` (imported where it is needed: only for
+Dask data, so that importing glmclass does not import dask). Whether the rows of a fit are
+partitioned is the data's capability ``in_memory``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
-import uuid
 from collections.abc import Callable
 from functools import cache, cached_property, wraps
 from typing import Any, ClassVar
@@ -42,11 +44,6 @@ ROW_CACHES = frozenset({
     "resid_deviance", "resid_working", "pearson_chi2", "_log_joint", "_log_post", "llf",
     "llf_conditional", "llnull", "error_rate", "hat_matrix_diag", "cv_posterior", "cv_class",
     "cv_error", "_hats", "_firth_hat"})
-
-
-def partitioned(res) -> bool:
-    """Whether the rows of the fit of ``res`` live in Dask partitions."""
-    return bool(getattr(res.model.data, "partitioned", False))
 
 
 class RecipeSpec:
@@ -137,13 +134,9 @@ def _local_call(det, part: tuple, path: tuple):
     return out
 
 
-def _per_partition(res, path: tuple, det=None) -> list:
-    """Delayed ``local_results(part)`` along ``path``, one per partition."""
-    from dask import delayed
-
-    det = delayed(detach(res) if det is None else det, traverse=False,
-                  name=f"glmclass-results-{uuid.uuid4().hex}")  # one node, shipped once
-    return [delayed(_local_call, pure=False)(det, p, path) for p in res.model.data.parts]
+def _part_call(part: tuple, det, path: tuple):
+    """:func:`_local_call` with the partition first (the data's ``map_parts`` order)."""
+    return _local_call(det, part, path)
 
 
 def _meta(res, path: tuple, det):
@@ -160,31 +153,31 @@ def _meta(res, path: tuple, det):
 
 
 def lazy_rows(res, path: tuple, det=None):
-    """A lazy Dask Series / DataFrame of the partitions' outputs along ``path``."""
-    import dask.dataframe as dd
-
+    """A lazy Dask Series / DataFrame of the partitions' outputs along ``path`` (``det``: the
+    results shipped, :func:`detach` of ``res`` by default)."""
     det = detach(res) if det is None else det
-    return dd.from_delayed(_per_partition(res, path, det), meta=_meta(res, path, det),
-                           verify_meta=False)
+    return res.model.data.map_parts(_part_call, det, path, meta=_meta(res, path, det))
 
 
 def row_total(res, path: tuple, det=None):
     """Sum over partitions of the outputs along ``path``."""
-    import dask
-
-    parts = dask.compute(*_per_partition(res, path, det))
-    total = parts[0]
-    for p in parts[1:]:
-        total = total + p
-    return total
+    return res.model.data.total_parts(_part_call, detach(res) if det is None else det, path)
 
 
-def _predict_partition(frame: pd.DataFrame, offset, det, what: str, kwargs: dict):
+def _predict_partition(frame: pd.DataFrame, offset, det, what: str, kwargs: dict,
+                       after: tuple = ()):
+    """``det.what(frame, **kwargs)`` on one partition of new rows, then the steps ``after``
+    (as in :func:`_local_call`) on its output."""
     if offset is not None:
         kwargs = dict(kwargs, offset=np.asarray(offset, dtype=float))
     if isinstance(frame, pd.DataFrame) and det.model.data.spec is None:
         frame = frame.to_numpy(dtype=float)
-    return getattr(det, what)(frame, **kwargs)
+    out = getattr(det, what)(frame, **kwargs)
+    for name, step in after:
+        out = getattr(out, name)
+        if step is not None:
+            out = out(**step)
+    return out
 
 
 def _sample(det, exog) -> pd.DataFrame:
@@ -200,25 +193,20 @@ def _sample(det, exog) -> pd.DataFrame:
     return exog.head(1, npartitions=-1)
 
 
-def map_new_rows(det, exog, kwargs: dict, what: str = "predict"):
+def map_new_rows(det, exog, kwargs: dict, what: str = "predict", after: tuple = ()):
     """Lazy ``det.what(frame, **kwargs)`` for each partition of a Dask DataFrame (or
-    row-chunked array) of new rows; an ``offset`` must be a Dask Series aligned with it."""
-    import dask.array as da
-    import dask.dataframe as dd
+    row-chunked array) of new rows, followed by the steps ``after`` ((name, kwargs or None)
+    pairs: an attribute, or a call); an ``offset`` must be a Dask Series aligned with it."""
+    from ..rows.dask import map_new_partitions, new_rows_frame  # only for Dask data
 
     kwargs = dict(kwargs)
     offset = kwargs.pop("offset", None)
-    if isinstance(exog, da.Array):
-        exog = dd.from_dask_array(exog if exog.ndim == 2 else exog[:, None])
-    if offset is not None and not is_dask(offset):
-        raise TypeError("with Dask new data, offset must be a Dask Series aligned with it")
+    exog = new_rows_frame(exog)
     sample = _sample(det, exog)
     meta_kw = dict(kwargs, offset=np.zeros(len(sample))) if offset is not None else kwargs
-    meta = _predict_partition(sample, None, det, what, meta_kw).iloc[:0]
-    if offset is not None:
-        return exog.map_partitions(_predict_partition, offset, det, what, kwargs, meta=meta,
-                                   align_dataframes=False)
-    return exog.map_partitions(_predict_partition, None, det, what, kwargs, meta=meta)
+    meta = _predict_partition(sample, None, det, what, meta_kw, after).iloc[:0]
+    return map_new_partitions(exog, _predict_partition, det, what, kwargs, after,
+                              offset=offset, meta=meta)
 
 
 def _fingerprint_in(res, data) -> str:
@@ -249,9 +237,9 @@ def same_rows(a, b) -> bool:
         return False
     if a.rows_fingerprint == b.rows_fingerprint:
         return True
-    if partitioned(a) == partitioned(b):
+    if a.model.data.in_memory == b.model.data.in_memory:
         return False
-    lazy, mem = (a, b) if partitioned(a) else (b, a)
+    lazy, mem = (b, a) if a.model.data.in_memory else (a, b)
     if mem.model.data.nrows != lazy.model.data.nrows:
         return False
     return _fingerprint_in(mem, lazy.model.data) == lazy.rows_fingerprint
@@ -262,7 +250,7 @@ def same_rows(a, b) -> bool:
 
 def rows_of(original: Callable, res, *args, **kwargs):
     """A per-row output: lazy over the partitions on Dask data."""
-    if not partitioned(res):
+    if res.model.data.in_memory:
         return original(res, *args, **kwargs)
     call = None if is_property_body(original) else _named(original, args, kwargs)
     return lazy_rows(res, ((original.__name__, call),))
@@ -272,7 +260,7 @@ def rows_after(*needs: str) -> Callable:
     """A per-row output that needs the global (p x p) values ``needs`` of the results: they
     are computed on the client before the results are shipped to the partitions."""
     def handler(original: Callable, res, *args, **kwargs):
-        if partitioned(res):
+        if not res.model.data.in_memory:
             for name in needs:
                 getattr(res, name)
         return rows_of(original, res, *args, **kwargs)
@@ -282,22 +270,39 @@ def rows_after(*needs: str) -> Callable:
 
 def total_of(original: Callable, res, *args, **kwargs):
     """A sum over rows: one pass of per-partition sums on Dask data."""
-    if not partitioned(res):
+    if res.model.data.in_memory:
         return original(res, *args, **kwargs)
     call = None if is_property_body(original) else _named(original, args, kwargs)
     return row_total(res, ((original.__name__, call),))
+
+
+def lazy_output(res, exog) -> bool:
+    """Whether an output of ``res`` for the rows ``exog`` is lazy: in-sample (``exog`` None)
+    when the rows of the fit are not in memory, new rows when they are a Dask collection."""
+    return not res.model.data.in_memory if exog is None else is_dask(exog)
+
+
+def refuse_new_offset(what: str, named: dict) -> None:
+    """In-sample outputs of a fit to Dask data take the fit's offsets: a new ``offset`` or
+    ``exposure`` (one value per row, held on the client) is refused, naming what to do."""
+    given = [k for k in ("offset", "exposure") if named.get(k) is not None]
+    if given:
+        raise ValueError(
+            f"{what}(): {given[0]}= for the rows of a fit to Dask data: pass those rows as "
+            f"new data with their {given[0]} as a column of it, e.g. {what}(ddf, "
+            f"{given[0]}=ddf['column'])")
 
 
 def new_rows_of(original: Callable, res, *args, **kwargs):
     """``predict``-like outputs: in-sample lazy on Dask data; new Dask data lazy for a fit on
     either data; new pandas data in memory."""
     exog = args[0] if args else kwargs.get("exog")
-    lazy = partitioned(res) if exog is None else is_dask(exog)
-    if not lazy:  # in memory: no argument binding on this path
+    if not lazy_output(res, exog):  # in memory: no argument binding on this path
         return original(res, *args, **kwargs)
     named = _named(original, args, kwargs)
     named.pop("exog", None)
     if exog is None:
+        refuse_new_offset(original.__name__, named)
         return lazy_rows(res, ((original.__name__, named),))
     return map_new_rows(detach(res), exog, named, original.__name__)
 
@@ -376,7 +381,7 @@ class RowOutputs:
 
 def _error_rate(original: Callable, res):
     """Training misclassification rate: from the confusion table (one pass) on Dask data."""
-    if not partitioned(res):
+    if res.model.data.in_memory:
         return original(res)
     table = res.pred_table().to_numpy()
     return float(1.0 - np.trace(table) / table.sum())
@@ -385,7 +390,7 @@ def _error_rate(original: Callable, res):
 def _cv_error(original: Callable, res):
     """Leave-one-out misclassification rate: from its confusion table (one pass) on Dask
     data."""
-    if not partitioned(res):
+    if res.model.data.in_memory:
         return original(res)
     table = res.cv_pred_table().to_numpy()
     return float((table.sum() - np.trace(table)) / table.sum())

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from ..numerics.linalg import spd_inverse
-from .dask import RowOutputs, is_property_body, lazy_rows, partitioned
+from .dask import RowOutputs, is_property_body, lazy_rows
 
 #: Hat values this close to 1 count as 1: the row is fit exactly (R uses 10 eps on its QR-based
 #: values; ours come from the inverse information, accurate to ~1e-13 on such rows).
@@ -41,7 +41,7 @@ def _influence_rows(original, infl, *args, **kwargs):
     """An influence measure: on Dask data a lazy map over the partitions, each measuring its
     rows with the fit's global pieces (:attr:`GLMInfluence.totals`)."""
     res = infl.results
-    if not partitioned(res):
+    if res.model.data.in_memory:
         return original(infl, *args, **kwargs)
     res.hat_matrix_diag  # noqa: B018 - makes the global p x p pieces before shipping
     name = original.__name__
@@ -113,7 +113,7 @@ class GLMInfluence(RowOutputs, rows=INFLUENCE_ROWS):
         Dask data one pass of per-partition sums."""
         if self._given is not None:
             return self._given
-        if partitioned(self.results):
+        if not self.results.model.data.in_memory:
             from .dask import row_total
 
             n, dev2 = row_total(self.results, (("influence_given", {"totals": {}}),

@@ -42,7 +42,7 @@ from ..errors import GlmclassWarning
 from ..families import Family
 from ..rows.blocks import RowBlocks
 from . import safe_io
-from .dask import detach, partitioned, shallow_copy
+from .dask import detach, shallow_copy
 
 FORMAT = "glmclass-results"
 #: Version of the file layout (the header around the pickled results).
@@ -107,7 +107,7 @@ def save(res, path, remove_data: bool = False, format: str = "safe") -> None:
         raise ValueError(f"remove_data must be True or False, got {remove_data!r}")
     if format not in FORMATS:
         raise ValueError(f"format must be 'safe' (data only) or 'pickle', got {format!r}")
-    if format == "safe" and not remove_data and partitioned(res):
+    if format == "safe" and not remove_data and not res.model.data.in_memory:
         raise ValueError("the rows of this fit live in Dask partitions, which a data-only file "
                          "cannot hold: save(path, remove_data=True) keeps the estimates, the "
                          "summary and predictions on new data; format='pickle' keeps the Dask "
@@ -233,7 +233,7 @@ def without_data(res):
     n = res.model.data.nrows
     out = copy.copy(res)
     index = res.model.data.index
-    lazy = partitioned(res)
+    lazy = not res.model.data.in_memory
     for name, value in list(out.__dict__.items()):
         if is_dask(value) or (not lazy and _per_row(value, n, index)):
             del out.__dict__[name]

@@ -11,6 +11,11 @@ coefficients of a non-reference level j is ``p_k (delta_kj - p_j) x``, and the i
 built on the scale of the level's log-odds against all the others, ``logit(p_k)`` (for two
 levels this is the binary logit interval), then mapped back with the logistic function.
 
+The prediction of rows that are not in memory (in-sample on a fit to Dask data, or new rows
+given as a Dask DataFrame to a fit on either data) is a :class:`LazyPredictionResults`: the
+same names, each per-row table a lazy Dask collection made partition by partition by the code
+above (with the fit's covariance, computed once before).
+
 References
 ----------
 Agresti, A. (2013). *Categorical Data Analysis*, 3rd ed., §16.1 (the delta method).
@@ -20,6 +25,8 @@ R Core Team, ``predict.glm`` (stats package).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +34,7 @@ from scipy import special
 
 from ..numerics.covariance import hat_values
 from .base import check_which
+from .dask import detach, lazy_output, lazy_rows, map_new_rows, refuse_new_offset
 
 
 class PredictionResults:
@@ -43,6 +51,8 @@ class PredictionResults:
         Its standard error, shaped as ``predicted``.
     which : {"mean", "linear"}
         The scale of the prediction.
+    predicted_mean, se_mean : pandas.Series or pandas.DataFrame
+        ``predicted`` and ``se`` by statsmodels' names (on the scale of ``which``, as there).
     linear, linear_se : ndarray
         The scale the intervals are built on (eta, or a level's log-odds) and its standard
         error, shaped as ``predicted``.
@@ -61,6 +71,16 @@ class PredictionResults:
         self._index = index
         self.predicted = self._frame(predicted, which)
         self.se = self._frame(se, f"{which}_se")
+
+    @property
+    def predicted_mean(self) -> pd.Series | pd.DataFrame:
+        """The prediction of each row (statsmodels' name of :attr:`predicted`)."""
+        return self.predicted
+
+    @property
+    def se_mean(self) -> pd.Series | pd.DataFrame:
+        """Its standard error (statsmodels' name of :attr:`se`)."""
+        return self.se
 
     def _frame(self, values: np.ndarray, name: str):
         if self._levels is None:
@@ -109,6 +129,86 @@ class PredictionResults:
         return f"<PredictionResults: which={self.which!r}, {len(self._index)} rows>"
 
 
+class LazyPredictionResults:
+    """Predictions of rows in Dask partitions: the names of :class:`PredictionResults`, each a
+    lazy Dask Series or DataFrame whose partitions are the in-memory prediction of the
+    partition's rows (computed when asked).
+
+    Built by ``results.get_prediction()`` on a fit to Dask data (its own rows), or by
+    ``results.get_prediction(new)`` with a Dask DataFrame ``new`` on a fit to either data.
+    The covariance of the estimates and the critical values are the fit's, computed once on
+    the client before the results (without rows) are shipped to the partitions.
+
+    Attributes
+    ----------
+    which : {"mean", "linear"}
+    predicted, se, predicted_mean, se_mean : dask.dataframe.Series or DataFrame
+        As :class:`PredictionResults`, with the fit's row labels.
+    """
+
+    def __init__(self, results: Any, which: str, exog: Any = None, offset: Any = None
+                 ) -> None:
+        # the fit's p x p pieces and degrees of freedom, made here before the results are
+        # shipped (a partition's copy would make them from its own rows)
+        results.cov_values  # noqa: B018
+        results.critical_value(0.05)
+        self.which = which
+        self._results = results
+        self._shipped = detach(results)
+        self._exog = exog
+        self._offset = offset
+
+    def _rows(self, name: str, kwargs: dict | None = None) -> Any:
+        """The partitions' ``get_prediction(which).name`` (called with ``kwargs`` if given)."""
+        if self._exog is None:
+            path = (("get_prediction", {"which": self.which}), (name, kwargs))
+            return lazy_rows(self._results, path, self._shipped)
+        return map_new_rows(self._shipped, self._exog,
+                            {"which": self.which, "offset": self._offset}, "get_prediction",
+                            ((name, kwargs),))
+
+    @cached_property
+    def predicted(self) -> Any:
+        """The prediction of each row, lazy."""
+        return self._rows("predicted")
+
+    @cached_property
+    def se(self) -> Any:
+        """Its standard error, lazy."""
+        return self._rows("se")
+
+    @property
+    def predicted_mean(self) -> Any:
+        """statsmodels' name of :attr:`predicted`."""
+        return self.predicted
+
+    @property
+    def se_mean(self) -> Any:
+        """statsmodels' name of :attr:`se`."""
+        return self.se
+
+    def conf_int(self, alpha: float = 0.05) -> Any:
+        """:meth:`PredictionResults.conf_int`, lazy."""
+        return self._rows("conf_int", {"alpha": alpha})
+
+    def summary_frame(self, alpha: float = 0.05) -> Any:
+        """:meth:`PredictionResults.summary_frame`, lazy."""
+        return self._rows("summary_frame", {"alpha": alpha})
+
+    def __repr__(self) -> str:
+        rows = "the fit's rows" if self._exog is None else "new rows"
+        return f"<LazyPredictionResults: which={self.which!r}, {rows} in Dask partitions>"
+
+
+def _in_partitions(res, exog, offset) -> bool:
+    """Whether a prediction is of rows in Dask partitions: the fit's own (with the fit's
+    offsets), or new rows."""
+    lazy = lazy_output(res, exog)
+    if lazy and exog is None:
+        refuse_new_offset("get_prediction", {"offset": offset})
+    return lazy
+
+
 def _variance_rows(X: np.ndarray, V: np.ndarray) -> np.ndarray:
     """x_i' V x_i for every row of X, over row blocks (NaN rows give NaN)."""
     ok = ~np.isnan(X).any(axis=1)
@@ -119,9 +219,11 @@ def _variance_rows(X: np.ndarray, V: np.ndarray) -> np.ndarray:
     return out
 
 
-def glm_prediction(res, exog, which: str, offset) -> PredictionResults:
+def glm_prediction(res, exog, which: str, offset) -> PredictionResults | LazyPredictionResults:
     """:meth:`GLMResults.get_prediction`."""
     check_which(which, ("mean", "linear"))
+    if _in_partitions(res, exog, offset):
+        return LazyPredictionResults(res, which, exog, offset)
     m, keep = res.model, res.estimable
     eta, index, X = res.linear_rows(exog, offset)
     if X is None:
@@ -139,9 +241,12 @@ def glm_prediction(res, exog, which: str, offset) -> PredictionResults:
     return PredictionResults(mu, se, eta, se_eta, link.inverse, res.critical_value, "mean", index)
 
 
-def mnlogit_prediction(res, exog, which: str, offset) -> PredictionResults:
+def mnlogit_prediction(res, exog, which: str, offset
+                       ) -> PredictionResults | LazyPredictionResults:
     """:meth:`MNLogitResults.get_prediction` (the delta method through the softmax)."""
     check_which(which, ("mean", "linear"))
+    if _in_partitions(res, exog, offset):
+        return LazyPredictionResults(res, which, exog, offset)
     X, off, index = res.design_rows(exog, offset)
     keep = res.estimable
     Xk = X if keep.all() else X[:, keep]

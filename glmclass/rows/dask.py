@@ -181,6 +181,46 @@ def literal(obj: Any, what: str) -> Delayed:
     return delayed(obj, traverse=False, name=f"glmclass-{what}-{uuid.uuid4().hex}")
 
 
+# --- new rows given as Dask collections (predictions of a fit on either data) -----------------
+
+
+def new_rows_frame(exog):
+    """New rows as a Dask DataFrame: a Dask DataFrame as given, a row-chunked Dask array (one
+    or two dimensions) as a DataFrame of its columns, chunked alike."""
+    import dask.dataframe as dd
+
+    if isinstance(exog, da.Array):
+        return dd.from_dask_array(exog if exog.ndim == 2 else exog[:, None])
+    return exog
+
+
+def map_new_partitions(frame, fn, *args, offset=None, meta):
+    """Lazy ``fn(partition, offset_partition, *args)`` on every partition of the Dask DataFrame
+    of new rows ``frame``.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        The new rows (:func:`new_rows_frame`).
+    fn : callable
+        ``fn(pandas.DataFrame, offset or None, *args) -> pandas.Series or DataFrame``.
+    *args : object
+        Further arguments of ``fn``.
+    offset : dask.dataframe.Series, optional
+        Per-row offsets partitioned like ``frame``; ``fn`` receives the partition's piece.
+    meta : pandas.Series or pandas.DataFrame
+        The output's empty shape.
+
+    Returns
+    -------
+    dask.dataframe.Series or dask.dataframe.DataFrame
+    """
+    if offset is None:
+        return frame.map_partitions(fn, None, *args, meta=meta)
+    if not dask.is_dask_collection(offset):
+        raise TypeError("with Dask new data, offset must be a Dask Series aligned with it "
+                        f"(take it from the same DataFrame), got {type(offset).__name__}")
+    return frame.map_partitions(fn, offset, *args, meta=meta, align_dataframes=False)
 
 
 class DaskBlocks(RowBlocks):
@@ -335,10 +375,14 @@ class DaskBlocks(RowBlocks):
 
     # --- derived sources ------------------------------------------------------------------------
     def _derived(self, **changes) -> DaskBlocks:
+        """A copy with ``changes``; the count of kept rows is carried over unless the rows
+        kept change (a row mask, or keeping the rows of positive weight)."""
+        view = changes.get("_view", self._view)
+        if "_masks" in changes or view.positive != self._view.positive:
+            changes["_kept"] = None
         new = object.__new__(DaskBlocks)
         new.__dict__.update(self.__dict__)
         new.__dict__.update(changes)
-        new._kept = None if "_masks" in changes else self._kept
         return new
 
     def take_columns(self, keep: np.ndarray) -> RowBlocks:
@@ -388,9 +432,7 @@ class DaskBlocks(RowBlocks):
     def positive_weights(self) -> DaskBlocks:
         """The rows of positive weight (R's ``glm.fit`` leaves rows of weight 0 out of the
         fit), selected inside each partition: no mask travels."""
-        new = self._derived(_view=replace(self._view, positive=True))
-        new._kept = None
-        return new
+        return self._derived(_view=replace(self._view, positive=True))
 
     def __repr__(self) -> str:
         return (f"<DaskBlocks: {sum(self._lengths)} x {self.n_cols} in {len(self._parts)} "

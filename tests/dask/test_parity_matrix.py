@@ -365,7 +365,19 @@ FEATURES: dict[str, Callable] = {
     "transform_pandas": same(lambda r, p: r.transform(p.pdf)),
     "transform_dask": lambda p: (p.lazy.transform(p.ddf), p.mem.transform(p.pdf), RTOL),
     "get_prediction_insample": same(lambda r, p: r.get_prediction().summary_frame()),
+    # statsmodels' names on the prediction object, lazy on the Dask fit as predict() is
+    "get_prediction_insample_names": same(lambda r, p: (
+        r.get_prediction().predicted_mean, r.get_prediction().se_mean,
+        r.get_prediction().conf_int(alpha=0.1))),
+    "get_prediction_insample_is_lazy": lambda p: (
+        [dask.is_dask_collection(x) for x in (p.lazy.get_prediction().predicted_mean,
+                                              p.lazy.get_prediction().summary_frame())],
+        [True, True], RTOL),
     "get_prediction_pandas": same(_frame),
+    "get_prediction_dask": lambda p: (p.lazy.get_prediction(p.ddf).summary_frame(),
+                                      _frame(p.mem, p), RTOL),
+    "memfit_get_prediction_dask": lambda p: (p.mem.get_prediction(p.ddf).summary_frame(),
+                                             _frame(p.mem, p), RTOL),
     "get_prediction_linear": same(lambda r, p: _frame(r, p, which="linear")),
     **{f"cov_{k}": _cov(k) for k in ("HC0", "HC1", "HC2", "HC3")},
     "cov_cluster_oneway": _cov("cluster", 1),
@@ -408,7 +420,9 @@ _COMMON = ("params", "bse", "tvalues", "pvalues", "cov_params", "conf_int", "llf
            "prsquared", "llr_pvalue", "n_iter", "converged", "summary", "tidy", "fittedvalues",
            "predict_insample", "predict_pandas", "predict_pandas_linear",
            "predict_pandas_class", "predict_dask", "memfit_predict_dask",
-           "get_prediction_insample", "get_prediction_pandas", "pickle", "score_obs",
+           "get_prediction_insample", "get_prediction_insample_names",
+           "get_prediction_insample_is_lazy", "get_prediction_pandas", "get_prediction_dask",
+           "memfit_get_prediction_dask", "pickle", "score_obs",
            "pred_table", "predict_dask_is_lazy", "score_obs_is_lazy")
 _GLM = _COMMON + (
     "pearson_chi2", "scale", "linear_predictor", "resid_deviance", "resid_pearson",
@@ -485,20 +499,7 @@ CELLS: list[tuple[str, str]] = [(m, f) for m, fs in _FIT_FEATURES.items() for f 
 # --- the cells that fail today: the error each raises and where (strict: remove the mark when
 # a cell starts passing) --------------------------------------------------------------------
 
-_INSAMPLE_INDEX = ("TypeError: Index(...) must be called with a collection of some kind, "
-                   "<DaskIndex: N rows in 4 partitions> was passed "
-                   "(results/prediction.py:_frame, from glm_prediction)")
-
-XFAIL: dict[tuple[str, str], str] = {
-    **{(m, "get_prediction_insample"): _INSAMPLE_INDEX for m in (
-        "glm_logit", "glm_probit", "glm_cloglog", "glm_poisson_exposure",
-        "glm_poisson_offset_term", "glm_cbind", "logit", "probit", "firthlogit", "bayes_logit",
-        "bayes_glm")},
-    ("mnlogit", "get_prediction_insample"): (
-        "ValueError: Mismatched shapes between result and out parameter. out=(nan,), "
-        "result=(nan,) (likelihoods/multinomial.py:softmax_parts, from "
-        "results/mnlogit.py:fit_order_probabilities)"),
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 # --- the cells -----------------------------------------------------------------------------
