@@ -17,6 +17,7 @@ from .firth import FirthLogit
 from .glm import GLM, Logit, Probit
 from .mnlogit import MNLogit
 from .naive_bayes import BernoulliNB, GaussianNB
+from .ordinal import OrderedModel
 from .perceptron import Perceptron
 
 
@@ -61,6 +62,7 @@ MODELS: tuple[ModelEntry, ...] = (
     ModelEntry("least_squares", LeastSquaresClassifier, probabilities=False),
     ModelEntry("fisher", FisherDiscriminant, features=True, probabilities=False),
     ModelEntry("perceptron", Perceptron, probabilities=False),
+    ModelEntry("ordinal", OrderedModel),
 )
 
 
