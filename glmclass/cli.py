@@ -133,7 +133,7 @@ def _column(data: pd.DataFrame, name: str, option: str) -> pd.Series:
 def _options(args, data: pd.DataFrame) -> tuple[type, dict]:
     """The model class and its constructor options from the command line."""
     entry = _models()[args.model]
-    kw = {}
+    kw = dict(entry.options)  # what the name fixes (ordered_probit: the probit link)
     if _takes(entry, "family"):
         fam_cls = getattr(gc.families, _FAMILIES[args.family or "binomial"])
         kw["family"] = fam_cls(gc.links.get_link(args.link)) if args.link else fam_cls()

@@ -39,12 +39,15 @@ class ModelEntry:
         The model estimates class probabilities and has a likelihood: its results predict
         ``which="prob"`` and can be compared (:func:`glmclass.compare`); when False they
         predict scores and labels only.
+    options : tuple of (str, object)
+        Constructor options the name fixes (``ordered_probit``: ``link="probit"``).
     """
 
     name: str
     cls: type
     features: bool = False
     probabilities: bool = True
+    options: tuple = ()
 
 
 MODELS: tuple[ModelEntry, ...] = (
@@ -63,6 +66,8 @@ MODELS: tuple[ModelEntry, ...] = (
     ModelEntry("fisher", FisherDiscriminant, features=True, probabilities=False),
     ModelEntry("perceptron", Perceptron, probabilities=False),
     ModelEntry("ordinal", OrderedModel),
+    ModelEntry("ordered_logit", OrderedModel, options=(("link", "logit"),)),
+    ModelEntry("ordered_probit", OrderedModel, options=(("link", "probit"),)),
 )
 
 

@@ -1090,3 +1090,4 @@ source(file.path("tests", "reference", "r", "inference.R"))  # -> inference.json
 source(file.path(refdir, "r", "formula_terms.R"))  # formula_terms.json
 source(file.path("tests", "reference", "r", "firth.R"))  # -> firth.json
 source(file.path("tests", "reference", "r", "glmnet.R"))  # -> glmnet.json
+source(file.path("tests", "reference", "r", "ordinal.R"))  # -> ordinal.json (issue 28)
