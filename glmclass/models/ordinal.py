@@ -81,7 +81,9 @@ def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
     -----
     With ``zeta = T(alpha)`` and J its Jacobian (``dzeta_j / dalpha_0 = 1``,
     ``dzeta_j / dalpha_m = exp(alpha_m)`` for 1 <= m <= j), the Hessian of the log-likelihood
-    in alpha is ``J' H J + diag(exp(alpha_m) sum_{j >= m} g_j)`` (g the gradient in zeta).
+    in alpha is ``J' H J + diag(exp(alpha_m) sum_{j >= m} g_j)`` (g the gradient in zeta);
+    the second term is used only where it makes the step more conservative (it vanishes at
+    the estimate, so the last steps are Newton's).
     """
     m = k + likelihood.n_extra
     K1 = likelihood.n_extra
@@ -108,11 +110,14 @@ def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
             T[j:, j] = e[j - 1]
         J[k:, k:] = T
         ga = J.T @ g
-        Ha = -(J.T @ info @ J)
+        Ha = J.T @ info @ J  # minus the log-likelihood's Hessian in alpha, without ...
         tail = np.cumsum(g[k:][::-1])[::-1]  # sum_{j >= m} g_j
         idx = k + np.arange(1, K1)
-        Ha[idx, idx] += e * tail[1:]
-        return -2.0 * ll, -2.0 * ga, -2.0 * Ha
+        # ... the curvature of the exponentials, -exp(alpha_m) sum_{j >= m} g_j: kept where
+        # it adds to the diagonal, so far from the estimate (where it may be negative) the
+        # step stays a descent direction; at the estimate g = 0 and the term vanishes
+        Ha[idx, idx] += np.maximum(-e * tail[1:], 0.0)
+        return -2.0 * ll, -2.0 * ga, 2.0 * Ha
 
     evaluate.theta_of = theta_of
     return evaluate
@@ -306,6 +311,21 @@ class OrderedModel(Model):
             warnings.warn(f"Newton's method did not converge: {fit.message}; raise maxiter or "
                           "scale the columns", ConvergenceWarning, stacklevel=2)
         return OrderedResults(self, theta, bread, fit, self._null_llf(control), cov, method)
+
+    def held_fit(self, j: int, b: float, maxiter: int, tol: float,
+                 start: np.ndarray | None = None) -> tuple[float, np.ndarray, bool]:
+        """The fit with coefficient j held at ``b`` (its column moved into the offset), for
+        profile likelihoods: ``(deviance, estimates of the other parameters, converged)``."""
+        keep = np.ones(self.exog.shape[1], dtype=bool)
+        keep[j] = False
+        x = self.exog[:, j]
+        rows = ArrayBlocks(self.exog[:, keep], self.codes, self.prior_weights,
+                           np.asarray(self.offset, dtype=float) + b * x)
+        if start is None:
+            start = np.delete(self.start_params(), j)
+        theta, fit = solve(self.likelihood, rows, start,
+                           NewtonControl(maxiter=maxiter, tol=tol))
+        return float(fit.objective), theta, bool(fit.converged)
 
     def _check_start(self, start_params) -> np.ndarray:
         if start_params is None:

@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..errors import GlmclassWarning
 from ..likelihoods import likelihood_of
@@ -25,6 +26,7 @@ from ..summary import Summary
 from .base import check_which, coef_table, num, row_key
 from .likelihood import LikelihoodResults
 from .prediction import PredictionResults, level_prediction
+from .profile import profile_bounds
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
 
 
@@ -123,6 +125,31 @@ class OrderedResults(LikelihoodResults):
                                   self.cov_spec, nobs=self.nobs,
                                   freq_weights=freq_per_block(m.freq_weights, m.var_weights))
 
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals: Wald, or ``method="profile"``: the profile-likelihood
+        intervals of the coefficients (exact roots of the signed root deviance, as
+        ``MASS::confint.polr`` without its spline); the thresholds keep their Wald intervals
+        there (polr profiles the coefficients only).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``, one row per parameter.
+        """
+        check_which(method, ("wald", "profile"))
+        wald = super().conf_int(alpha)
+        if method == "wald":
+            return wald
+        q = float(stats.norm.isf(alpha / 2))
+        out = wald.copy()
+        for j in range(self.k_exog):
+            lo, hi, problem = profile_bounds(self, j, q, None, _OrdinalProfile)
+            if problem:
+                warnings.warn(f"profile of {self.params.index[j]!r}: {problem}; the interval "
+                              "may be inaccurate", GlmclassWarning, stacklevel=2)
+            out.iloc[j] = (lo, hi)
+        return out
+
     # --- prediction ---------------------------------------------------------------------------
     def _rows(self, exog, offset):
         X, off, index = self.model.data.new_rows(exog, offset)
@@ -216,3 +243,31 @@ class OrderedResults(LikelihoodResults):
     def __repr__(self) -> str:
         return (f"<OrderedResults: {len(self.levels)} levels, link={self.link!r}, "
                 f"llf={self.llf:.6g}>")
+
+
+class _OrdinalProfile:
+    """The signed root deviance of coefficient j (the protocol of
+    :func:`~glmclass.results.profile.profile_bounds`), each refit warm-started from the
+    last by :meth:`OrderedModel.held_fit`."""
+
+    def __init__(self, res: OrderedResults, j: int, control: object) -> None:
+        self.model = res.model
+        self.j = j
+        self.bhat = float(res.params.iloc[j])
+        self.dev0 = float(res.deviance)
+        self.mle_start = np.delete(res.params.to_numpy(), j)
+        self.start = self.mle_start
+        self.maxiter = max(100, 4 * res.n_iter)
+        self.worse = False
+        self.unconverged = False
+
+    def z(self, b: float) -> float:
+        dev, theta, ok = self.model.held_fit(self.j, b, self.maxiter, 1e-13, self.start)
+        if ok and np.isfinite(theta).all():
+            self.start = theta
+        else:
+            self.unconverged = True
+        excess = dev - self.dev0
+        if excess < -1e-6 * max(1.0, self.dev0):
+            self.worse = True
+        return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))

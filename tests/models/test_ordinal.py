@@ -282,3 +282,35 @@ def test_results_are_frozen_and_model_immutable():
         res.llf = 0.0
     with pytest.raises(AttributeError):
         res.model.codes = None
+
+
+@pytest.mark.parametrize("prof", CASES["profiles"], ids=lambda p: p["name"])
+def test_profile_intervals(prof):
+    name = prof["name"]
+    df = frame(name)
+    kw = {"freq_weights": df[prof["weights"]]} if prof.get("weights") else {}
+    res = gcf.ordinal(FORMULA[name], df, eval_env=ENV, **kw).fit()
+    ci = res.conf_int(method="profile")
+    k = len(prof["coef_names"])
+    np.testing.assert_allclose(ci.to_numpy()[:k], prof["exact"], rtol=1e-5)
+    np.testing.assert_allclose(ci.to_numpy()[:k], prof["mass_confint"], rtol=1e-3)
+    # each bound is a root: the held fit's deviance is the cutoff above the fit's
+    q2 = 3.841458820694124
+    for j in range(k):
+        for b in ci.iloc[j]:
+            dev = res.model.held_fit(j, b, 100, 1e-13, np.delete(res.params.to_numpy(), j))[0]
+            assert dev - res.deviance == pytest.approx(q2, rel=1e-5)
+    np.testing.assert_allclose(ci.to_numpy()[k:], res.conf_int().to_numpy()[k:])
+
+
+def test_lrtest_and_compare_against_mnlogit():
+    df = frame("wine")
+    small = gcf.ordinal("rating ~ temp", df).fit()
+    full = gcf.ordinal(FORMULA["wine"], df).fit()
+    lr = gc.lrtest(small, full)
+    assert lr.statistic == pytest.approx(2 * (full.llf - small.llf), rel=1e-12)
+    assert lr.df == 1
+    mn = gcf.mnlogit(FORMULA["wine"], df.assign(rating=df["rating"].astype(str))).fit()
+    table = gc.compare([full, mn], names=["ordinal", "mnlogit"])
+    assert table.loc["ordinal", "aic"] == pytest.approx(full.aic)
+    assert table.loc["mnlogit", "llf"] == pytest.approx(mn.llf)
