@@ -28,9 +28,9 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..progress import IterationLog
 from ..results.ordinal import OrderedResults
 from ..results.robust import cov_spec
-from ..rows.blocks import ArrayBlocks, RowBlocks, constant
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks, constant
 from ..solvers.newton import NewtonControl, NewtonFit, newton
-from .base import Model, check_option, check_weights, fit_control
+from .base import Model, check_option, check_weight_facts, check_weights, fit_control
 from .class_setup import tidy_labels
 
 
@@ -142,6 +142,18 @@ def information(likelihood: OrdinalLikelihood, rows: RowBlocks,
                        (0.0, np.zeros(m), np.zeros((m, m))))[2]
 
 
+def _coded_part(part: tuple, levels: list) -> tuple:
+    """``(X, codes, prior weights, offset)`` of one partition (run where it lives)."""
+    X, y, arrays, _ = part
+    f, v = arrays.get("freq_weights"), arrays.get("var_weights")
+    w = f if v is None else (v if f is None else f * v)
+    return (X, encode(y, levels), w, arrays.get("offset"))
+
+
+def _codes(b: Block) -> np.ndarray:
+    return b.y
+
+
 class OrderedModel(Model):
     """Cumulative-link model for an ordered response (proportional odds for the logit).
 
@@ -184,25 +196,40 @@ class OrderedModel(Model):
                          var_weights=var_weights, offset=offset)
 
     def _setup(self, data: ModelData, link="logit") -> None:
-        if not data.in_memory:
-            raise ValueError("OrderedModel is fit in memory: compute the Dask collection "
-                             "first (e.g. df.compute())")
-        check_finite(data)
-        check_weights(data.arrays)
         name = data.endog_name
         if data.intercept_index is not None:
             col = data.exog_names[data.intercept_index]
             raise ValueError(f"exog column {col!r} is a constant: an ordinal model has no "
                              "intercept (the thresholds take its place); drop the column")
-        levels = ordered_levels(data.endog, name)
-        codes = encode(np.asarray(data.endog, dtype=object) if isinstance(
-            getattr(data.endog, "dtype", None), pd.CategoricalDtype) else data.endog, levels)
-        n, a = data.nrows, data.arrays
-        f = a["freq_weights"] if a.get("freq_weights") is not None else constant(1.0, n)
-        v = a["var_weights"] if a.get("var_weights") is not None else constant(1.0, n)
-        w = f * v if (a.get("freq_weights") is not None or a.get("var_weights") is not None) \
-            else constant(1.0, n)
-        totals = np.bincount(codes, weights=np.broadcast_to(w, (n,)), minlength=len(levels))
+        a = data.arrays
+        if data.in_memory:
+            check_finite(data)
+            check_weights(a)
+            levels = ordered_levels(data.endog, name)
+            endog = data.endog
+            if isinstance(getattr(endog, "dtype", None), pd.CategoricalDtype):
+                endog = np.asarray(endog, dtype=object)
+            codes = encode(endog, levels)
+            n = data.nrows
+            f, v = a.get("freq_weights"), a.get("var_weights")
+            w = constant(1.0, n) if f is None and v is None else (
+                f if v is None else (v if f is None else f * v))
+            offset = a["offset"] if a.get("offset") is not None else constant(0.0, n)
+            source = ArrayBlocks(data.exog, codes, w, offset)
+            has_offset = a.get("offset") is not None
+        else:  # rows in partitions (Dask): every pass is a reduce over the row source
+            check_weight_facts(data.facts.arrays)
+            levels = ordered_levels(data.facts.response.surrogate(), name)
+            given = data.facts.arrays
+            source = data.encoded_rows(_coded_part, levels, y_dtype=np.intp, persist=False)
+            codes = source.map(_codes)
+            f = data.row_array("freq_weights", 1.0) if "freq_weights" in given else None
+            v = data.row_array("var_weights", 1.0) if "var_weights" in given else None
+            w = None
+            offset = data.row_array("offset", 0.0)
+            has_offset = "offset" in given
+        totals = source.reduce(lambda b: np.bincount(b.y, weights=np.broadcast_to(
+            b.weights, b.y.shape), minlength=len(levels)).astype(float), np.zeros(len(levels)))
         if np.any(totals <= 0):
             lv = levels[int(np.flatnonzero(totals <= 0)[0])]
             raise ValueError(f"level {lv!r} of {name!r} has no rows with positive weight: drop "
@@ -212,9 +239,11 @@ class OrderedModel(Model):
         self.freq_weights = f
         self.var_weights = v
         self.prior_weights = w
-        self.offset = a["offset"] if a.get("offset") is not None else constant(0.0, n)
+        self.offset = offset
         self.likelihood = OrdinalLikelihood(len(levels), link)
         self._totals = totals
+        self._source = source
+        self._has_offset = has_offset
 
     @property
     def K(self) -> int:
@@ -232,9 +261,16 @@ class OrderedModel(Model):
         return self.data.endog_name
 
     def row_blocks(self, keep: np.ndarray | None = None) -> RowBlocks:
-        """The rows: design (the ``keep`` columns), codes, prior weights, offset."""
-        rows = ArrayBlocks(self.exog, self.codes, self.prior_weights, self.offset)
-        return rows if keep is None else rows.take_columns(keep)
+        """The rows: design (the ``keep`` columns), codes, prior weights, offset; in memory
+        or in the data's partitions."""
+        return self._source if keep is None else self._source.take_columns(keep)
+
+    @property
+    def nobs(self) -> float:
+        """Observations, counting frequency weights."""
+        if self.freq_weights is None:
+            return float(self.data.nrows)
+        return float(np.sum(self.freq_weights))
 
     def start_params(self) -> np.ndarray:
         """Zero coefficients and the thresholds of the marginal cumulative shares."""
@@ -243,7 +279,7 @@ class OrderedModel(Model):
         zeta = np.asarray(self.link.link(cum), dtype=float)
         if np.any(np.diff(zeta) <= 0) or not np.isfinite(zeta).all():
             zeta = np.arange(self.K - 1, dtype=float) - (self.K - 2) / 2.0
-        return np.concatenate([np.zeros(self.exog.shape[1]), zeta])
+        return np.concatenate([np.zeros(len(self.exog_names)), zeta])
 
     # --- the likelihood at any parameters (statsmodels' names) --------------------------------
     def loglike(self, params) -> float:
@@ -316,6 +352,10 @@ class OrderedModel(Model):
                  start: np.ndarray | None = None) -> tuple[float, np.ndarray, bool]:
         """The fit with coefficient j held at ``b`` (its column moved into the offset), for
         profile likelihoods: ``(deviance, estimates of the other parameters, converged)``."""
+        if not self.data.in_memory:
+            raise ValueError("profile intervals of an ordinal model refit with a column in the "
+                             "offset, which needs the rows in memory: fit on a pandas "
+                             "DataFrame, or use the Wald intervals")
         keep = np.ones(self.exog.shape[1], dtype=bool)
         keep[j] = False
         x = self.exog[:, j]
@@ -331,9 +371,10 @@ class OrderedModel(Model):
         if start_params is None:
             return self.start_params()
         start = np.asarray(start_params, dtype=float).ravel()
-        m = self.exog.shape[1] + self.K - 1
+        k = len(self.exog_names)
+        m = k + self.K - 1
         if start.shape != (m,) or not np.isfinite(start).all():
-            raise ValueError(f"start_params must be {m} finite numbers: {self.exog.shape[1]} "
+            raise ValueError(f"start_params must be {m} finite numbers: {k} "
                              f"coefficients, then {self.K - 1} thresholds")
         if np.any(np.diff(start[-(self.K - 1):]) <= 0):
             raise ValueError("start_params: the thresholds (the last K - 1 values) must be "
@@ -342,16 +383,17 @@ class OrderedModel(Model):
 
     def _null_llf(self, control: NewtonControl) -> float:
         """Log-likelihood of the thresholds-only model (offset kept)."""
-        if not np.any(self.offset):
+        if not self._has_offset:
             t = self._totals
             return float(np.sum(t * np.log(t / t.sum())))
-        rows = self.row_blocks(np.zeros(self.exog.shape[1], dtype=bool))
-        theta, fit = solve(self.likelihood, rows, self.start_params()[self.exog.shape[1]:],
+        k = len(self.exog_names)
+        rows = self.row_blocks(np.zeros(k, dtype=bool))
+        theta, fit = solve(self.likelihood, rows, self.start_params()[k:],
                            replace(control, progress=None))
         return -fit.objective / 2.0
 
     def __repr__(self) -> str:
         return (f"<OrderedModel: {self.K} levels, link={self.link.name!r}, "
-                f"nobs={self.exog.shape[0]}>")
+                f"nobs={self.nobs:g}>")
 
 

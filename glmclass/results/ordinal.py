@@ -24,10 +24,12 @@ from ..errors import GlmclassWarning
 from ..likelihoods import likelihood_of
 from ..summary import Summary
 from .base import check_which, coef_table, num, row_key
+from .io import SaveMixin
 from .likelihood import LikelihoodResults
 from .prediction import PredictionResults, level_prediction
 from .profile import profile_bounds
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
+from .tidy import TidyMixin
 
 
 def threshold_labels(levels: list) -> list[str]:
@@ -35,7 +37,7 @@ def threshold_labels(levels: list) -> list[str]:
     return [f"{a}|{b}" for a, b in zip(levels[:-1], levels[1:], strict=True)]
 
 
-class OrderedResults(LikelihoodResults):
+class OrderedResults(LikelihoodResults, TidyMixin, SaveMixin):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.OrderedModel`.
 
     Attributes
@@ -74,7 +76,7 @@ class OrderedResults(LikelihoodResults):
         self._theta = np.asarray(theta, dtype=float)
         self._bread = bread
         self.solver_fit = fit
-        k = model.exog.shape[1]
+        k = len(model.exog_names)
         self.k_exog = k
         self.levels = list(model.levels)
         self.link = model.link.name
@@ -87,7 +89,7 @@ class OrderedResults(LikelihoodResults):
         self.method = method
         self.cov_spec = cov
         self.cov_type = cov.cov_type
-        self.nobs = float(np.sum(np.broadcast_to(model.freq_weights, (d.nrows,))))
+        self.nobs = model.nobs
         self.k_params = k + model.K - 1
         self.df_model = float(k)
         self.df_resid = float(self.nobs - self.k_params)
@@ -107,8 +109,7 @@ class OrderedResults(LikelihoodResults):
     def rows_fingerprint(self) -> str:
         """Fingerprint of the rows of the fit, for :func:`glmclass.compare`."""
         m = self.model
-        f = np.broadcast_to(m.freq_weights, (m.data.nrows,))
-        return row_key(m.data.index, f)
+        return row_key(m.data.index, m.freq_weights)
 
     @cached_property
     def cov_values(self) -> np.ndarray:
