@@ -299,3 +299,20 @@ class OrdinalLikelihood(Likelihood):
         J = self.mean_eta_jacobian(self.cumulative(X, params, offset))
         dbeta = -np.einsum("rkj,ra->rka", J, X)
         return np.concatenate([dbeta, J], axis=2)
+
+    def mean_dx(self, X: np.ndarray, params: np.ndarray, offset: np.ndarray | None,
+                D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The derivative of the level probabilities along a change ``D`` of the design rows
+        (every cumulative predictor moves by ``-D b``) and its gradient in (b, zeta), shapes
+        (r, K) and (r, K, k + K - 1)."""
+        k = X.shape[1]
+        eta = self.cumulative(X, params, offset)
+        step = -(D @ np.asarray(params, dtype=float)[:k])  # d eta_j / dv, every j
+        delta = np.repeat(step[:, None], eta.shape[1], axis=1)
+        J = self.mean_eta_jacobian(eta)
+        Hd = self.mean_eta_hess_dot(eta, delta)
+        value = J.sum(axis=2) * step[:, None]
+        gb = -(np.einsum("nm,na->nma", Hd.sum(axis=2), X)
+               + np.einsum("nm,na->nma", J.sum(axis=2), D))
+        return value, np.concatenate([gb, Hd], axis=2)
+

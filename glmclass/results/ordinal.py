@@ -26,6 +26,7 @@ from ..summary import Summary
 from .base import check_which, coef_table, num, row_key
 from .io import SaveMixin
 from .likelihood import LikelihoodResults
+from .margins import MarginalEffects, get_margeff
 from .prediction import PredictionResults, level_prediction
 from .profile import profile_bounds
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
@@ -150,6 +151,30 @@ class OrderedResults(LikelihoodResults, TidyMixin, SaveMixin):
                               "may be inaccurate", GlmclassWarning, stacklevel=2)
             out.iloc[j] = (lo, hi)
         return out
+
+    @property
+    def natural_order(self) -> list[int]:
+        """Positions of the levels (natural order) among the likelihood's outputs: the
+        same order."""
+        return list(range(len(self.levels)))
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx",
+                    dummy: bool = False) -> MarginalEffects:
+        """Marginal effects of each variable on the probability of each level (rows (level,
+        term)), with delta-method standard errors (thresholds included in the gradient).
+
+        Parameters
+        ----------
+        at : {"overall", "mean"}
+        method : {"dydx", "eyex", "dyex", "eydx"}
+        dummy : bool
+            Numeric 0/1 variables as discrete changes.
+
+        Returns
+        -------
+        MarginalEffects
+        """
+        return get_margeff(self, at, method, dummy)
 
     # --- prediction ---------------------------------------------------------------------------
     def _rows(self, exog, offset):

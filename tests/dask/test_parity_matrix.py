@@ -483,7 +483,8 @@ _FIT_FEATURES["ordinal"] = (
     "llr_pvalue", "n_iter", "converged", "summary", "tidy", "predict_pandas",
     "predict_pandas_prob", "predict_pandas_linear", "predict_pandas_class",
     "get_prediction_pandas", "cov_HC0", "cov_HC1", "cov_cluster_oneway", "cov_cluster_twoway",
-    "pickle", "save_load", "lrtest_dask_vs_memory", "compare_dask_vs_memory")
+    "pickle", "save_load", "lrtest_dask_vs_memory", "compare_dask_vs_memory", "margeff_overall",
+    "margeff_mean")
 _FIT_FEATURES["bayes_logit_optimized"] = ("params", "bse", "prior_scale", "log_evidence",
                                           "predict_pandas")
 #: features compared to a looser tolerance (an optimiser's, not the fit's)

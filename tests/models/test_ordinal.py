@@ -314,3 +314,40 @@ def test_lrtest_and_compare_against_mnlogit():
     table = gc.compare([full, mn], names=["ordinal", "mnlogit"])
     assert table.loc["ordinal", "aic"] == pytest.approx(full.aic)
     assert table.loc["mnlogit", "llf"] == pytest.approx(mn.llf)
+
+
+def test_margeff_per_level_against_numerical_derivatives():
+    df = frame("sim")
+    res = gcf.ordinal("y ~ x1 + x2 + g", df).fit()
+    model, lik = res.model, res.model.likelihood
+    spec = model.data.spec
+    theta0 = res.params.to_numpy()
+    cols = model.data.feature_mask
+
+    def design(d):
+        return spec.exog(d)[:, cols]
+
+    def effects(theta):
+        h = 1e-4
+        up = lik.mean(design(df.assign(x1=df.x1 + h)), theta)
+        down = lik.mean(design(df.assign(x1=df.x1 - h)), theta)
+        b = lik.mean(design(df.assign(g="b")), theta)
+        a = lik.mean(design(df.assign(g="a")), theta)
+        return np.concatenate([((up - down) / (2 * h)).mean(axis=0), (b - a).mean(axis=0)])
+
+    me = res.get_margeff()
+    got = np.concatenate([me.margeff.xs("x1", level="term").to_numpy(),
+                          me.margeff.xs("g[T.b]", level="term").to_numpy()])
+    np.testing.assert_allclose(got, effects(theta0), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(me.margeff.groupby(level="term").sum(), 0.0, atol=1e-12)
+    G = np.empty((8, theta0.size))
+    for j in range(theta0.size):
+        e = np.zeros(theta0.size)
+        e[j] = 1e-6
+        G[:, j] = (effects(theta0 + e) - effects(theta0 - e)) / 2e-6
+    se = np.sqrt(np.diag(G @ res.cov_params().to_numpy() @ G.T))
+    got_se = np.concatenate([me.margeff_se.xs("x1", level="term").to_numpy(),
+                             me.margeff_se.xs("g[T.b]", level="term").to_numpy()])
+    np.testing.assert_allclose(got_se, se, rtol=1e-5)
+    at_mean = res.get_margeff(at="mean", method="eydx")
+    assert np.isfinite(at_mean.margeff_se).all()
