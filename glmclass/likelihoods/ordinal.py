@@ -316,3 +316,108 @@ class OrdinalLikelihood(Likelihood):
                + np.einsum("nm,na->nma", J.sum(axis=2), D))
         return value, np.concatenate([gb, Hd], axis=2)
 
+
+
+class NominalOrdinalLikelihood(OrdinalLikelihood):
+    """A cumulative-link model with threshold-specific effects of some columns (partial
+    proportional odds; ``ordinal::clm``'s ``nominal=``).
+
+    ``P(Y <= j | x) = F(zeta_j + z'g_j - x'b - offset)``: the ``nominal`` columns z have one
+    coefficient vector g_j per threshold, the others one b. Parameters: b, then per threshold
+    ``zeta_j, g_j``. Nothing keeps the cumulative predictors of a row increasing: a row where
+    they cross has probability 0 (log-likelihood -inf), which a solver steps back from.
+
+    Parameters
+    ----------
+    n_levels : int
+    link : str or Link
+    nominal : ndarray of bool, shape (k,)
+        The design columns with threshold-specific effects.
+
+    Notes
+    -----
+    With ``U_i`` and ``L_i`` the derivatives of the row's upper and lower cumulative
+    predictors in the parameters, the score is ``a U - b L`` and minus the Hessian
+    ``-(Huu U U' + Hll L L' + Hul (U L' + L U'))`` (the predictors are linear in the
+    parameters).
+    """
+
+    def __init__(self, n_levels: int, link: object, nominal: np.ndarray) -> None:
+        super().__init__(n_levels, link)
+        self.nominal = np.asarray(nominal, dtype=bool)
+        q = int(self.nominal.sum())
+        self.n_extra = (self.K - 1) * (1 + q)
+
+    def __repr__(self) -> str:
+        return (f"NominalOrdinalLikelihood({self.K}, link={self.link.name!r}, "
+                f"nominal={np.flatnonzero(self.nominal).tolist()})")
+
+    def coef_matrix(self, params: np.ndarray, k: int) -> np.ndarray:
+        """The ordinary coefficients b as a (k - q, 1) matrix."""
+        return np.asarray(params, dtype=float)[:k - int(self.nominal.sum()), None]
+
+    def thresholds(self, params: np.ndarray) -> np.ndarray:
+        """The K - 1 thresholds zeta_j (at z = 0)."""
+        q = int(self.nominal.sum())
+        G = np.asarray(params, dtype=float)[-self.n_extra:].reshape(self.K - 1, 1 + q)
+        return G[:, 0]
+
+    def cumulative(self, X: np.ndarray, params: np.ndarray,
+                   offset: np.ndarray | None = None) -> np.ndarray:
+        """``zeta_j + z'g_j - x'b - offset``, shape (r, K - 1)."""
+        q = int(self.nominal.sum())
+        p = np.asarray(params, dtype=float)
+        b = p[:-self.n_extra] if self.n_extra else p
+        G = p[-self.n_extra:].reshape(self.K - 1, 1 + q)
+        eta = X[:, ~self.nominal] @ b
+        if offset is not None:
+            eta = eta + np.asarray(offset, dtype=float)
+        return G[:, 0][None, :] + X[:, self.nominal] @ G[:, 1:].T - eta[:, None]
+
+    def _ends(self, block: Block, params: np.ndarray):
+        eta = self.cumulative(block.X, params, block.offset)
+        c = np.asarray(block.y, dtype=np.intp)
+        has_u, has_l = c < self.K - 1, c > 0
+        rows = np.arange(c.size)
+        u = np.where(has_u, eta[rows, np.minimum(c, self.K - 2)], 0.0)
+        lo = np.where(has_l, eta[rows, np.maximum(c - 1, 0)], 0.0)
+        return c, None, u, lo, has_u, has_l
+
+    def _designs(self, X: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """U and L: the derivatives of each row's upper and lower cumulative predictors in
+        the parameters, shape (r, m) each."""
+        q = int(self.nominal.sum())
+        Xo, Z = X[:, ~self.nominal], X[:, self.nominal]
+        k1, K1 = Xo.shape[1], self.K - 1
+        U = np.zeros((X.shape[0], k1 + self.n_extra))
+        U[:, :k1] = -Xo
+        L = U.copy()
+        for j in range(K1):
+            at = k1 + j * (1 + q)
+            for D, rows in ((U, c == j), (L, c - 1 == j)):
+                D[rows, at] = 1.0
+                D[rows, at + 1:at + 1 + q] = Z[rows]
+        return U, L
+
+    def score_obs(self, block: Block, params: np.ndarray) -> np.ndarray:
+        c, _, a, b, *_ = self._derivatives(block, params)
+        w = np.asarray(block.weights, dtype=float)
+        U, L = self._designs(block.X, c)
+        return (U * np.where(w > 0, w * a, 0.0)[:, None]
+                - L * np.where(w > 0, w * b, 0.0)[:, None])
+
+    def information(self, block: Block, params: np.ndarray) -> tuple[float, np.ndarray,
+                                                                       np.ndarray]:
+        c, logp, a, b, huu, hll, hul = self._derivatives(block, params)
+        U, L = self._designs(block.X, c)
+        m = U.shape[1]
+        w = np.asarray(block.weights, dtype=float)
+        pos = w > 0
+        ll = float(np.sum(np.where(pos, w * logp, 0.0)))
+        if not np.isfinite(ll):
+            return -np.inf, np.zeros(m), np.zeros((m, m))
+        wa, wb, whuu, whll, whul = (np.where(pos, w * v, 0.0) for v in (a, b, huu, hll, hul))
+        grad = U.T @ wa - L.T @ wb
+        cross = U.T @ (L * whul[:, None])
+        info = -(U.T @ (U * whuu[:, None]) + L.T @ (L * whll[:, None]) + cross + cross.T)
+        return ll, grad, info

@@ -23,7 +23,7 @@ import pandas as pd
 from ..data.model_data import ModelData, check_finite
 from ..data.response import encode, levels_of
 from ..errors import ConvergenceWarning
-from ..likelihoods.ordinal import OrdinalLikelihood
+from ..likelihoods.ordinal import NominalOrdinalLikelihood, OrdinalLikelihood
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..progress import IterationLog
 from ..results.ordinal import OrderedResults
@@ -73,7 +73,8 @@ def zeta_to_alpha(zeta: np.ndarray) -> np.ndarray:
     return np.concatenate([zeta[:1], np.log(np.diff(zeta))])
 
 
-def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
+def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int,
+                      ordered: bool = True):
     """The deviance in ``(b, alpha)``, alpha = (zeta_1, log increments), as an objective for
     :func:`~glmclass.solvers.newton.newton`: one reduce of p x p partials per evaluation.
 
@@ -82,6 +83,8 @@ def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
     With ``zeta = T(alpha)`` and J its Jacobian (``dzeta_j / dalpha_0 = 1``,
     ``dzeta_j / dalpha_m = exp(alpha_m)`` for 1 <= m <= j), the Hessian of the log-likelihood
     in alpha is ``J' H J + diag(exp(alpha_m) sum_{j >= m} g_j)`` (g the gradient in zeta);
+    with ``ordered=False`` the parameters after the k coefficients are used as they are
+    (the threshold-specific effects of a partial proportional-odds model);
     the second term is used only where it makes the step more conservative (it vanishes at
     the estimate, so the last steps are Newton's).
     """
@@ -89,6 +92,8 @@ def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
     K1 = likelihood.n_extra
 
     def theta_of(coef: np.ndarray) -> np.ndarray:
+        if not ordered:
+            return coef
         return np.concatenate([coef[:k], alpha_to_zeta(coef[k:])])
 
     def evaluate(coef: np.ndarray, derivatives: bool):
@@ -102,6 +107,8 @@ def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
                                   (0.0, np.zeros(m), np.zeros((m, m))))
         if not np.isfinite(ll):
             return np.inf, None, None
+        if not ordered:
+            return -2.0 * ll, -2.0 * g, 2.0 * info
         e = np.exp(coef[k + 1:])
         J = np.eye(m)
         T = np.zeros((K1, K1))
@@ -126,10 +133,13 @@ def ordinal_objective(likelihood: OrdinalLikelihood, rows: RowBlocks, k: int):
 def solve(likelihood: OrdinalLikelihood, rows: RowBlocks, start: np.ndarray,
           control: NewtonControl) -> tuple[np.ndarray, NewtonFit]:
     """The one call of the Newton solver: the estimates ``(b, zeta)`` and its record
-    (whose ``coef`` is in ``(b, alpha)``)."""
-    k = rows.n_cols
-    objective = ordinal_objective(likelihood, rows, k)
-    start = np.concatenate([start[:k], zeta_to_alpha(start[k:])])
+    (whose ``coef`` is in ``(b, alpha)``); for a partial proportional-odds likelihood the
+    parameters as they are."""
+    ordered = not isinstance(likelihood, NominalOrdinalLikelihood)
+    k = len(start) - likelihood.n_extra
+    objective = ordinal_objective(likelihood, rows, k, ordered)
+    if ordered:
+        start = np.concatenate([start[:k], zeta_to_alpha(start[k:])])
     fit = newton(objective, start, control)
     return objective.theta_of(fit.coef), fit
 
@@ -366,6 +376,19 @@ class OrderedModel(Model):
         theta, fit = solve(self.likelihood, rows, start,
                            NewtonControl(maxiter=maxiter, tol=tol))
         return float(fit.objective), theta, bool(fit.converged)
+
+    def nominal_llf(self, nominal: np.ndarray, params: np.ndarray, maxiter: int = 100,
+                    tol: float = 1e-13) -> tuple[float, bool]:
+        """Log-likelihood of the partial proportional-odds fit in which the ``nominal``
+        design columns have threshold-specific effects (clm's ``nominal=``), started from
+        the proportional-odds estimates ``params``; with whether it converged."""
+        nominal = np.asarray(nominal, dtype=bool)
+        lik = NominalOrdinalLikelihood(self.K, self.link, nominal)
+        k = nominal.size
+        b, zeta = params[:k], params[k:]
+        start = np.concatenate([b[~nominal]] + [np.r_[z, -b[nominal]] for z in zeta])
+        _, fit = solve(lik, self.row_blocks(), start, NewtonControl(maxiter=maxiter, tol=tol))
+        return -fit.objective / 2.0, bool(fit.converged)
 
     def _check_start(self, start_params) -> np.ndarray:
         if start_params is None:

@@ -30,6 +30,7 @@ from .margins import MarginalEffects, get_margeff
 from .prediction import PredictionResults, level_prediction
 from .profile import profile_bounds
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
+from .terms import term_columns
 from .tidy import TidyMixin
 
 
@@ -151,6 +152,34 @@ class OrderedResults(LikelihoodResults, TidyMixin, SaveMixin):
                               "may be inaccurate", GlmclassWarning, stacklevel=2)
             out.iloc[j] = (lo, hi)
         return out
+
+    def nominal_test(self) -> pd.DataFrame:
+        """Likelihood-ratio test of the proportional-odds assumption for each formula term
+        (R ``ordinal::nominal_test``): the term's columns get threshold-specific effects
+        (a partial proportional-odds fit, clm's ``nominal=``) against this fit.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by term: ``df`` ((K - 2) times the term's columns), ``llf`` and ``aic``
+            of the nominal fit, ``lrt`` (2 (llf_nominal - llf)) and ``pvalue`` (chi-squared).
+        """
+        m = self.model
+        rows = []
+        for term, cols in term_columns(m.data).items():
+            nominal = np.zeros(self.k_exog, dtype=bool)
+            nominal[cols] = True
+            llf, converged = m.nominal_llf(nominal, self._theta)
+            if not converged:
+                warnings.warn(f"nominal_test: the fit with threshold-specific effects of "
+                              f"{term!r} did not converge; its row may be inaccurate",
+                              GlmclassWarning, stacklevel=2)
+            df = (m.K - 2) * len(cols)
+            lrt = 2.0 * (llf - self.llf)
+            rows.append((term, df, llf, -2.0 * llf + 2.0 * (self.k_params + df), lrt,
+                         float(stats.chi2.sf(lrt, df)) if df > 0 else np.nan))
+        return pd.DataFrame(rows, columns=["term", "df", "llf", "aic", "lrt", "pvalue"]
+                            ).set_index("term")
 
     @property
     def natural_order(self) -> list[int]:

@@ -351,3 +351,19 @@ def test_margeff_per_level_against_numerical_derivatives():
     np.testing.assert_allclose(got_se, se, rtol=1e-5)
     at_mean = res.get_margeff(at="mean", method="eydx")
     assert np.isfinite(at_mean.margeff_se).all()
+
+
+@pytest.mark.parametrize("ref", CASES["nominal"], ids=lambda r: r["name"])
+def test_nominal_test_against_ordinal_nominal_test(ref):
+    name = ref["name"]
+    res = gcf.ordinal(FORMULA[name], frame(name)).fit()
+    table = res.nominal_test()
+    order = [table.index.get_loc(r_name(t)) if r_name(t) in table.index
+             else list(map(r_name, table.index)).index(t) for t in ref["terms"]]
+    got = table.iloc[order]
+    np.testing.assert_array_equal(got["df"], ref["df"])
+    np.testing.assert_allclose(got["lrt"], ref["lrt"], rtol=1e-6)
+    np.testing.assert_allclose(got["llf"], ref["loglik"], rtol=1e-9)
+    np.testing.assert_allclose(got["aic"], ref["aic"], rtol=1e-9)
+    np.testing.assert_allclose(got["pvalue"], ref["pvalue"], rtol=1e-6)
+    assert res.llf == pytest.approx(ref["loglik_full"], rel=1e-9)
