@@ -117,6 +117,13 @@ class Likelihood(ABC):
         """``sum_l d^2 F_m / d eta_j d eta_l delta_l`` per row, shape (r, n_outputs,
         n_equations): the derivative of ``J delta`` in eta (second-order delta method)."""
 
+    def nested_with(self, other: Likelihood) -> bool | None:
+        """Whether a fit of this likelihood and a fit of ``other`` can be nested (one a
+        restriction of the other) for a likelihood-ratio test: False when they cannot be,
+        None when this likelihood does not know (then nesting is the caller's claim, as in
+        R)."""
+        return None
+
     # --- derived ------------------------------------------------------------------------------
     def mean(self, X: np.ndarray, params: np.ndarray,
              offset: np.ndarray | None = None) -> np.ndarray:

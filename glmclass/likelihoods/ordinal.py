@@ -24,6 +24,7 @@ import numpy as np
 from ..links import Cauchit, CLogLog, Link, Logit, LogLog, Probit
 from ..rows.blocks import Block
 from .base import Likelihood
+from .multinomial import MultinomialLikelihood
 
 #: The links of a cumulative-link model, by the names polr and clm use (polr's "logistic" is
 #: "logit").
@@ -99,6 +100,15 @@ class OrdinalLikelihood(Likelihood):
 
     def __repr__(self) -> str:
         return f"OrdinalLikelihood({self.K}, link={self.link.name!r})"
+
+    def nested_with(self, other: Likelihood) -> bool | None:
+        """Cumulative-link fits nest only with cumulative-link fits of the same link; a
+        multinomial (baseline-category) logit is another model, not a larger one."""
+        if isinstance(other, OrdinalLikelihood):
+            return type(other.link) is type(self.link)
+        if isinstance(other, MultinomialLikelihood):
+            return False
+        return None
 
     # --- parameters ---------------------------------------------------------------------------
     def coef_matrix(self, params: np.ndarray, k: int) -> np.ndarray:

@@ -310,7 +310,12 @@ def test_lrtest_and_compare_against_mnlogit():
     lr = gc.lrtest(small, full)
     assert lr.statistic == pytest.approx(2 * (full.llf - small.llf), rel=1e-12)
     assert lr.df == 1
-    mn = gcf.mnlogit(FORMULA["wine"], df.assign(rating=df["rating"].astype(str))).fit()
+    mn = gcf.mnlogit(FORMULA["wine"], df).fit()
+    with pytest.raises(ValueError, match="OrderedModel and MNLogit fits are not nested"):
+        gc.lrtest(full, mn)
+    with pytest.raises(ValueError, match="not nested"):
+        gc.lrtest(gcf.ordinal(FORMULA["wine"], df, link="probit").fit(),
+                  gcf.ordinal("rating ~ temp * contact", df).fit())
     table = gc.compare([full, mn], names=["ordinal", "mnlogit"])
     assert table.loc["ordinal", "aic"] == pytest.approx(full.aic)
     assert table.loc["mnlogit", "llf"] == pytest.approx(mn.llf)
