@@ -157,9 +157,9 @@ class OrdinalLikelihood(Likelihood):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             lfu, lfl = lk.log_inverse(u), lk.log_inverse(lo)
             lsu, lsl = lk.log_inverse_c(u), lk.log_inverse_c(lo)
-            below = lfu + log1mexp(np.minimum(lfl - lfu, 0.0))  # F(u) - F(l)
-            above = lsl + log1mexp(np.minimum(lsu - lsl, 0.0))  # S(l) - S(u)
-            middle = np.where(lfl <= _LOG_HALF, below, above)
+            below = lfl <= _LOG_HALF  # F(u) - F(l) there, else S(l) - S(u)
+            lead = np.where(below, lfu, lsl)
+            middle = lead + log1mexp(np.minimum(np.where(below, lfl - lfu, lsu - lsl), 0.0))
         return np.where(has_u & has_l, middle, np.where(has_u, lfu, np.where(has_l, lsl, 0.0)))
 
     def _derivatives(self, block: Block, params: np.ndarray):
@@ -234,10 +234,9 @@ class OrdinalLikelihood(Likelihood):
         info = np.empty((m, m))
         v = whuu + whll + 2.0 * whul
         info[:k, :k] = -(X.T @ (X * v[:, None]))
-        M = np.zeros((r, K1))
-        rows = np.arange(r)
-        M[rows[up], c[up]] = -(whuu[up] + whul[up])
-        M[rows[down], c[down] - 1] += -(whul[down] + whll[down])
+        levels = np.arange(K1)
+        M = np.where(c[:, None] == levels, -(whuu + whul)[:, None], 0.0)
+        M -= np.where(c[:, None] - 1 == levels, (whul + whll)[:, None], 0.0)
         cross = -(X.T @ M)
         info[:k, k:] = cross
         info[k:, :k] = cross.T
