@@ -352,7 +352,8 @@ def test_bayes_glm_takes_a_link(csv, capsys):
     one_line_error(code, err, "--family applies to --model glm only")
     code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "lda", "--link", "probit"],
                        capsys)
-    one_line_error(code, err, "--link applies to --model glm and bayes_glm only")
+    # every model whose constructor takes a link (and whose name does not fix one)
+    one_line_error(code, err, "--link applies to --model glm and bayes_glm and ordinal only")
 
 
 @pytest.fixture()
@@ -426,3 +427,24 @@ def test_perceptron_separates_separable_classes(iris_csv, tmp_path, capsys):
     assert code == 0 and out.splitlines()[0] == "score,class"
     code, _, err = run(["fit", iris_csv, formula, "--model", "perceptron"], capsys)
     one_line_error(code, err, "multiclass")  # three classes need a scheme: said in one line
+
+
+def test_ordinal_models_from_the_command_line(tmp_path, capsys):
+    from statsmodels.datasets import spector
+
+    df = spector.load_pandas().data.assign(grade=lambda d: d["PSI"] + d["GRADE"])
+    path = tmp_path / "ordinal.csv"
+    df.to_csv(path, index=False)
+    code, out, _ = run(["fit", str(path), "grade ~ GPA + TUCE", "--model", "ordinal", "--link",
+                        "cloglog", "--format", "json"], capsys)
+    ref = gcf.ordinal("grade ~ GPA + TUCE", df, link="cloglog").fit()
+    assert code == 0 and json.loads(out)["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    code, out, _ = run(["fit", str(path), "grade ~ GPA + TUCE", "--model", "ordered_probit",
+                        "--format", "json"], capsys)
+    ref = gcf.ordered_probit("grade ~ GPA + TUCE", df).fit()
+    assert code == 0 and json.loads(out)["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    code, _, err = run(["fit", str(path), "grade ~ GPA", "--model", "ordered_probit",
+                        "--link", "logit"], capsys)
+    one_line_error(code, err, "--model ordered_probit fixes the link (probit); drop --link, "
+                   "or use --model ordinal --link logit")
+

@@ -341,6 +341,11 @@ class OrderedModel(Model):
         """
         check_option("method", method, ("newton",))
         fc = fit_control(maxiter, tol)
+        if cov_type in ("HC2", "HC3"):
+            raise ValueError(f"cov_type={cov_type!r} divides by 1 - h_i with a leverage h_i "
+                             "per row, which an ordinal model with its thresholds does not "
+                             "have (R's sandwich has no HC2/HC3 for polr or clm); use 'HC0', "
+                             "'HC1' or 'cluster'")
         cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)
         control = NewtonControl(maxiter=fc.maxiter, tol=fc.tol)
         if disp:

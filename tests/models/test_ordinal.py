@@ -139,8 +139,9 @@ def test_sandwich_against_r(case):
 
 def test_hc2_hc3_are_refused_with_the_reason():
     df = frame("wine")
-    with pytest.raises(ValueError, match="HC2"):
-        gcf.ordinal(FORMULA["wine"], df).fit(cov_type="HC2")
+    for cov_type in ("HC2", "HC3"):
+        with pytest.raises(ValueError, match=f"cov_type='{cov_type}' .* an ordinal model"):
+            gcf.ordinal(FORMULA["wine"], df).fit(cov_type=cov_type)
 
 
 def test_against_statsmodels_ordered_model():
