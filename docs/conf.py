@@ -85,9 +85,11 @@ numpydoc_validation_checks: set[str] = set()
 SECTIONS = [
     ("Start here", ["getting_started", "user_guide/coming_from", "user_guide/textbook_map"],
      []),
-    ("User guide", ["user_guide/binary_glm", "user_guide/mnlogit", "user_guide/discriminant",
+    ("User guide", ["user_guide/binary_glm", "user_guide/mnlogit", "user_guide/ordinal",
+                    "user_guide/discriminant",
                     "user_guide/bayes", "user_guide/diagnostics"], ["user_guide"]),
     ("Notebooks", ["notebooks/tour", "notebooks/glm_links", "notebooks/multinomial",
+                   "notebooks/ordinal",
                    "notebooks/generative", "notebooks/bayes_evidence"], ["notebooks"]),
     ("API", ["api/glm", "api/links_families", "api/formula", "api/compare", "api/mnlogit",
              "api/discriminant", "api/bayes", "api/plot"], ["api"]),

@@ -28,7 +28,7 @@ from .version import __version__ as __version__  # written once, in glmclass/ver
 globals().update({entry.cls.__name__: entry.cls for entry in MODELS})
 
 __all__ = [
-    *(entry.cls.__name__ for entry in MODELS),
+    *dict.fromkeys(entry.cls.__name__ for entry in MODELS),  # a class under two names once
     "compare", "datasets", "families", "links", "summary", "plot",
     "lrtest", "anova", "load",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",

@@ -61,8 +61,10 @@ def _takes(entry: ModelEntry, argument: str) -> bool:
 
 
 def _taking(argument: str) -> str:
-    """The ``--model`` names whose constructor takes ``argument``, for a message."""
-    return " and ".join(e.name for e in MODELS if _takes(e, argument))
+    """The ``--model`` names whose constructor takes ``argument`` (and whose name does not
+    fix it), for a message."""
+    return " and ".join(e.name for e in MODELS
+                        if _takes(e, argument) and argument not in dict(e.options))
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -151,13 +153,17 @@ def _column(data: pd.DataFrame, name: str, option: str) -> pd.Series:
 def _options(args, data: pd.DataFrame) -> tuple[type, dict]:
     """The model class and its constructor options from the command line."""
     entry = _models()[args.model]
-    kw = {}
+    kw = dict(entry.options)  # what the name fixes (ordered_probit: the probit link)
     if _takes(entry, "family"):
         fam_cls = getattr(gc.families, _FAMILIES[args.family or "binomial"])
         kw["family"] = fam_cls(gc.links.get_link(args.link)) if args.link else fam_cls()
     elif args.family:
         raise _UsageError(f"--family applies to --model {_taking('family')} only")
     elif _takes(entry, "link"):
+        if args.link and "link" in kw:
+            raise _UsageError(f"--model {args.model} fixes the link ({kw['link']}); drop "
+                              f"--link, or use --model {_taking('link').split(' and ')[-1]} "
+                              f"--link {args.link}")
         if args.link:
             kw["link"] = gc.links.get_link(args.link)
     elif args.link:

@@ -352,7 +352,8 @@ def test_bayes_glm_takes_a_link(csv, capsys):
     one_line_error(code, err, "--family applies to --model glm only")
     code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "lda", "--link", "probit"],
                        capsys)
-    one_line_error(code, err, "--link applies to --model glm and bayes_glm only")
+    # every model whose constructor takes a link (and whose name does not fix one)
+    one_line_error(code, err, "--link applies to --model glm and bayes_glm and ordinal only")
 
 
 @pytest.fixture()
@@ -522,3 +523,24 @@ def test_unknown_column_suggests_q_not_eval_env(holes, capsys):
     assert main(["fit", str(path), "low ~ agex + lwt"]) == 2
     err = capsys.readouterr().err
     assert "did you mean 'age'" in err and 'Q("name")' in err and "eval_env" not in err
+
+
+def test_ordinal_models_from_the_command_line(tmp_path, capsys):
+    from statsmodels.datasets import spector
+
+    df = spector.load_pandas().data.assign(grade=lambda d: d["PSI"] + d["GRADE"])
+    path = tmp_path / "ordinal.csv"
+    df.to_csv(path, index=False)
+    code, out, _ = run(["fit", str(path), "grade ~ GPA + TUCE", "--model", "ordinal", "--link",
+                        "cloglog", "--format", "json"], capsys)
+    ref = gcf.ordinal("grade ~ GPA + TUCE", df, link="cloglog").fit()
+    assert code == 0 and json.loads(out)["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    code, out, _ = run(["fit", str(path), "grade ~ GPA + TUCE", "--model", "ordered_probit",
+                        "--format", "json"], capsys)
+    ref = gcf.ordered_probit("grade ~ GPA + TUCE", df).fit()
+    assert code == 0 and json.loads(out)["llf"] == pytest.approx(ref.llf, rel=1e-12)
+    code, _, err = run(["fit", str(path), "grade ~ GPA", "--model", "ordered_probit",
+                        "--link", "logit"], capsys)
+    one_line_error(code, err, "--model ordered_probit fixes the link (probit); drop --link, "
+                   "or use --model ordinal --link logit")
+

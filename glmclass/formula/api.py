@@ -21,10 +21,15 @@ _FEATURES = " (the intercept column is not a feature)"
 
 def _entry(model: ModelEntry) -> Callable[..., Any]:
     """``model.cls.from_formula`` with the caller's namespace, named ``model.name``."""
-    cls = model.cls
+    cls, fixed = model.cls, dict(model.options)
 
     def entry(formula: str, data: Any, eval_env: Any = None, **kwargs: Any) -> Any:
-        return cls.from_formula(formula, data, eval_env=capture_env(eval_env, 1), **kwargs)
+        clash = sorted(set(fixed) & set(kwargs))
+        if clash:
+            raise TypeError(f"gcf.{model.name} fixes {clash[0]}={fixed[clash[0]]!r}; use "
+                            f"glmclass.{cls.__name__}.from_formula to choose it")
+        return cls.from_formula(formula, data, eval_env=capture_env(eval_env, 1),
+                                **fixed, **kwargs)
 
     entry.__name__ = entry.__qualname__ = model.name
     entry.__module__ = __name__

@@ -117,6 +117,13 @@ class Likelihood(ABC):
         """``sum_l d^2 F_m / d eta_j d eta_l delta_l`` per row, shape (r, n_outputs,
         n_equations): the derivative of ``J delta`` in eta (second-order delta method)."""
 
+    def nested_with(self, other: Likelihood) -> bool | None:
+        """Whether a fit of this likelihood and a fit of ``other`` can be nested (one a
+        restriction of the other) for a likelihood-ratio test: False when they cannot be,
+        None when this likelihood does not know (then nesting is the caller's claim, as in
+        R)."""
+        return None
+
     # --- derived ------------------------------------------------------------------------------
     def mean(self, X: np.ndarray, params: np.ndarray,
              offset: np.ndarray | None = None) -> np.ndarray:
@@ -136,3 +143,34 @@ class Likelihood(ABC):
         equation-major: the gradient of a prediction for the delta method."""
         J = self.mean_eta_jacobian(self.linear_predictor(X, params, offset))
         return np.einsum("rmj,ra->rmja", J, X).reshape(X.shape[0], J.shape[1], -1)
+
+    def mean_dx(self, X: np.ndarray, params: np.ndarray, offset: np.ndarray | None,
+                D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The derivative of the mean along a change ``D`` of the design rows, and its
+        gradient in the parameters: the marginal effect of a variable whose design
+        derivative is D.
+
+        Parameters
+        ----------
+        X, D : ndarray of shape (r, k)
+        params : ndarray
+            As :meth:`mean` takes them.
+        offset : ndarray of shape (r,), optional
+
+        Returns
+        -------
+        value : ndarray of shape (r, n_outputs)
+            ``J_F(eta) D B``.
+        gradient : ndarray of shape (r, n_outputs, n_params)
+            Its derivative in the parameters (equation-major), second derivatives of F
+            included.
+        """
+        B = self.coef_matrix(params, X.shape[1])
+        eta = self.linear_predictor(X, B, offset)
+        delta = D @ B
+        J = self.mean_eta_jacobian(eta)
+        Hd = self.mean_eta_hess_dot(eta, delta)
+        value = np.einsum("nmj,nj->nm", J, delta)
+        grad = np.einsum("nmj,na->nmja", Hd, X) + np.einsum("nmj,na->nmja", J, D)
+        return value, grad.reshape(X.shape[0], J.shape[1], -1)
+

@@ -17,6 +17,7 @@ from .firth import FirthLogit
 from .glm import GLM, Logit, Probit
 from .mnlogit import MNLogit
 from .naive_bayes import BernoulliNB, GaussianNB
+from .ordinal import OrderedModel
 from .perceptron import Perceptron
 
 
@@ -38,12 +39,15 @@ class ModelEntry:
         The model estimates class probabilities and has a likelihood: its results predict
         ``which="prob"`` and can be compared (:func:`glmclass.compare`); when False they
         predict scores and labels only.
+    options : tuple of (str, object)
+        Constructor options the name fixes (``ordered_probit``: ``link="probit"``).
     """
 
     name: str
     cls: type
     features: bool = False
     probabilities: bool = True
+    options: tuple = ()
 
 
 MODELS: tuple[ModelEntry, ...] = (
@@ -61,6 +65,9 @@ MODELS: tuple[ModelEntry, ...] = (
     ModelEntry("least_squares", LeastSquaresClassifier, probabilities=False),
     ModelEntry("fisher", FisherDiscriminant, features=True, probabilities=False),
     ModelEntry("perceptron", Perceptron, probabilities=False),
+    ModelEntry("ordinal", OrderedModel),
+    ModelEntry("ordered_logit", OrderedModel, options=(("link", "logit"),)),
+    ModelEntry("ordered_probit", OrderedModel, options=(("link", "probit"),)),
 )
 
 

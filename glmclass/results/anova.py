@@ -150,6 +150,7 @@ def lrtest(restricted, full) -> LRTestResults:
         parameters than ``full`` (the message says which).
     """
     _check_results([restricted, full], "lrtest")
+    _check_nested(restricted, full)
     k0, k1 = restricted.k_params, full.k_params
     if not k0 < k1:
         raise ValueError(f"lrtest: the restricted model has {k0} parameters and the full model "
@@ -158,6 +159,20 @@ def lrtest(restricted, full) -> LRTestResults:
     _warn_negative(stat, full.llf, "lrtest")
     df = float(k1 - k0)
     return LRTestResults(float(stat), df, float(stats.chi2.sf(stat, df)))
+
+
+def _check_nested(restricted, full) -> None:
+    """Refuse two fits whose likelihoods say they cannot be nested (e.g. an ordinal model and
+    a multinomial logit of the same response)."""
+    try:
+        a, b = likelihood_of(restricted.model), likelihood_of(full.model)
+    except TypeError:  # models without a likelihood object: nesting is the caller's claim
+        return
+    if a.nested_with(b) is False or b.nested_with(a) is False:
+        names = f"{type(restricted.model).__name__} and {type(full.model).__name__}"
+        raise ValueError(f"lrtest: the {names} fits are not nested (neither model is a "
+                         "restriction of the other), so the likelihood-ratio statistic has no "
+                         "chi-squared distribution; compare them by AIC/BIC with gc.compare")
 
 
 def _warn_negative(stat: float, llf: float, what: str) -> None:

@@ -269,6 +269,8 @@ def _model_without_data(model, n: int):
         if name not in ("data", "problem") and isinstance(value, np.ndarray) and \
                 value.ndim >= 1 and value.shape[0] == n:
             attrs[name] = value[:0]
+        elif isinstance(value, RowBlocks):  # a model's own row source holds its rows
+            attrs[name] = None
     return out
 
 

@@ -237,13 +237,17 @@ def array_effects(data, dummy: bool, distinct: dict | None = None) -> list[Effec
 
 
 class FormulaDesigns:
-    """Designs (kept columns) of data rows changed through the stored formula design."""
+    """Designs (kept columns) of data rows changed through the stored formula design;
+    ``features``: the formula's columns the model uses (``ModelData.feature_mask``; None:
+    all)."""
 
-    def __init__(self, spec, keep: np.ndarray) -> None:
+    def __init__(self, spec, keep: np.ndarray, features: np.ndarray | None = None) -> None:
         self.spec, self.keep = spec, keep
+        used = np.arange(keep.size) if features is None else np.flatnonzero(features)
+        self.columns = used[keep]
 
     def build(self, rows: pd.DataFrame) -> np.ndarray:
-        return self.spec.exog(rows)[:, self.keep]
+        return self.spec.exog(rows)[:, self.columns]
 
     def value(self, rows: pd.DataFrame, v) -> np.ndarray:
         return rows[v].to_numpy(dtype=float)
@@ -373,35 +377,43 @@ def _formula_columns(spec, names) -> list:
 
 
 def _derivative(lik, B, X, D, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
-    """sum_i w_i dF(eta_i)/dv (or d log F / dv) and its gradient in B, (M,) and (M, K1 r)."""
-    eta = lik.linear_predictor(X, B, off)
-    delta = D @ B
-    J = lik.mean_eta_jacobian(eta)
-    Hd = lik.mean_eta_hess_dot(eta, delta)
-    m = np.einsum("nmj,nj->nm", J, delta)
+    """sum_i w_i dF(x_i)/dv (or d log F / dv) and its gradient in the parameters B (the kept
+    ones, as the likelihood's ``mean`` takes them), (M,) and (M, n_params)."""
+    m, gm = lik.mean_dx(X, B, off, D)
     if ey:
-        F = lik.mean_eta(eta)[:, :, None]
-        Hd = Hd / F - m[:, :, None] * J / F**2
-        J = J / F
-        m = m / F[:, :, 0]
-    wv = w[:, None, None]
-    grad = np.einsum("nmj,na->mja", Hd * wv, X) + np.einsum("nmj,na->mja", J * wv, D)
-    return w @ m, grad.reshape(grad.shape[0], -1)
+        F = lik.mean(X, B, off)
+        gm = gm / F[:, :, None] - (m / F**2)[:, :, None] * lik.mean_jacobian(X, B, off)
+        m = m / F
+    return w @ m, np.einsum("n,nmg->mg", w, gm)
 
 
 def _discrete(lik, B, X_level, X_ref, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
     """sum_i w_i [T(F(X_level B)) - T(F(X_ref B))], T = identity or log, and its gradient."""
     value, grad = 0.0, 0.0
     for X, sign in ((X_level, 1.0), (X_ref, -1.0)):
-        eta = lik.linear_predictor(X, B, off)
-        F, J = lik.mean_eta(eta), lik.mean_eta_jacobian(eta)
+        F, J = lik.mean(X, B, off), lik.mean_jacobian(X, B, off)
         if ey:
             with np.errstate(divide="ignore"):
                 J, F = J / F[:, :, None], np.log(F)
         value = value + sign * (w @ F)
-        g = np.einsum("nmj,na->mja", J * w[:, None, None], X)
-        grad = grad + sign * g.reshape(g.shape[0], -1)
+        grad = grad + sign * np.einsum("n,nmg->mg", w, J)
     return value, grad
+
+
+def kept_parameters(res, lik, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The design columns with estimates (not aliased), the parameters on them as the
+    likelihood takes them (equation-major coefficients, then its extra parameters, e.g.
+    thresholds), and their positions among every parameter (as :meth:`cov_params`)."""
+    flat = np.asarray(res.flat_params, dtype=float)
+    n_eq = lik.n_equations
+    coef = flat[:n_eq * k].reshape(n_eq, k)
+    keep = ~np.isnan(coef).any(axis=0)
+    pos = np.concatenate([np.flatnonzero(np.tile(keep, n_eq)),
+                          n_eq * k + np.arange(flat.size - n_eq * k)])
+    theta = np.concatenate([coef[:, keep].ravel(), flat[n_eq * k:]])
+    if lik.n_extra == 0:  # a (kept, n_equations) matrix, as the mean of a GLM takes it
+        theta = coef[:, keep].T
+    return keep, theta, pos
 
 
 def _numeric(designs, distinct: pd.DataFrame, v) -> bool:
@@ -434,13 +446,11 @@ def get_margeff(res, at: str = "overall", method: str = "dydx",
     m = res.model
     data = m.data
     lik = likelihood_of(m)
-    P = np.asarray(res.params, dtype=float).reshape(len(data.exog_names), -1)
-    keep = ~np.isnan(P).any(axis=1)
-    B = P[keep]
+    keep, B, _ = kept_parameters(res, lik, len(data.exog_names))
     if data.spec is not None:
         columns = _formula_columns(data.spec, _column_labels(data))
         distinct = distinct_values(data, columns).frame()
-        designs = FormulaDesigns(data.spec, keep)
+        designs = FormulaDesigns(data.spec, keep, data.feature_mask)
         effects = formula_effects(data.spec, distinct, dummy)
     else:
         distinct = distinct_values(data, None).values if dummy else None
@@ -545,11 +555,10 @@ def _assemble(res, lik, keep, effects, values, grads, at, method, dummy) -> Marg
     values = np.array([np.atleast_1d(v) for v in values])  # (E, M)
     G = np.array(grads)  # (E, M, K1 r)
     labels = [e.label for e in effects]
-    kept = np.flatnonzero(np.tile(keep, lik.n_equations))  # equation-major
+    kept = kept_parameters(res, lik, keep.size)[2]  # equation-major, then extras
     V = res.cov_params().to_numpy()[np.ix_(kept, kept)]
     if lik.n_outputs > 1:  # one effect per level of the response
-        fit_order = [res.ref, *res.params.columns]
-        order = [fit_order.index(level) for level in res.levels]
+        order = res.natural_order  # the likelihood's outputs in the levels' natural order
         values, G = values[:, order], G[:, order, :]
         index = pd.MultiIndex.from_product([res.levels, labels], names=["level", "term"])
         values, G = values.T.ravel(), G.transpose(1, 0, 2).reshape(-1, G.shape[2])

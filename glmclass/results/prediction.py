@@ -280,3 +280,35 @@ def mnlogit_prediction(res, exog, which: str, offset
                              logit_se[:, order], special.expit, q, "mean", index,
                              list(res.levels))
 
+
+
+def level_prediction(likelihood, X: np.ndarray, params: np.ndarray, offset: np.ndarray,
+                     cov: np.ndarray, quantile: Callable[[float], float], index: pd.Index,
+                     levels: list) -> PredictionResults:
+    """Probabilities of each level of any multi-output likelihood (``likelihood.mean`` and
+    ``likelihood.mean_jacobian`` in its flat parameters) with delta-method standard errors,
+    the intervals built on each level's logit scale and mapped back.
+
+    Parameters
+    ----------
+    likelihood : Likelihood
+    X : ndarray of shape (n, k)
+    params : ndarray
+        Every parameter, in the order of ``cov``.
+    offset : ndarray of shape (n,)
+    cov : ndarray of shape (m, m)
+    quantile : callable
+        ``alpha -> `` the two-sided critical value.
+    index : pandas.Index
+    levels : list
+        Labels of the columns of ``likelihood.mean``.
+    """
+    prob = likelihood.mean(X, params, offset)
+    G = likelihood.mean_jacobian(X, params, offset)  # (n, K, m)
+    var = np.einsum("nka,ab,nkb->nk", G, cov, G)
+    se = np.sqrt(np.maximum(var, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logit = special.logit(prob)
+        logit_se = se / (prob * (1.0 - prob))
+    return PredictionResults(prob, se, logit, logit_se, special.expit, quantile, "mean",
+                             index, list(levels))

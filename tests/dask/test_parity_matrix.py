@@ -101,6 +101,8 @@ MODELS: dict[str, Spec] = {
         "low ~ smoke + ht + ui", d)),
     "least_squares": Spec("iris", lambda d: gc.LeastSquaresClassifier.from_formula(IRIS, d)),
     "fisher": Spec("birthwt", lambda d: gc.FisherDiscriminant.from_formula("low ~ age + lwt", d)),
+    "ordinal": Spec("housing", lambda d: gc.OrderedModel.from_formula(
+        "Sat ~ Infl + Cont", d, freq_weights=d["Freq"])),
     "perceptron": Spec("spector", lambda d: gc.Perceptron.from_formula(
         "GRADE ~ gpa + tuce + PSI", d, shuffle=False, max_epochs=50)),
 }
@@ -110,7 +112,8 @@ COVERED = {"glm": "glm_logit", "logit": "logit", "probit": "probit",
            "firthlogit": "firthlogit", "mnlogit": "mnlogit", "bayes_logit": "bayes_logit",
            "bayes_glm": "bayes_glm", "lda": "lda", "qda": "qda", "bernoulli_nb": "bernoulli_nb",
            "gaussian_nb": "gaussian_nb", "least_squares": "least_squares", "fisher": "fisher",
-           "perceptron": "perceptron"}
+           "perceptron": "perceptron", "ordinal": "ordinal", "ordered_logit": "ordinal",
+           "ordered_probit": "ordinal"}
 
 
 class Pair:
@@ -273,10 +276,10 @@ def _cls_summary(r, p):
 
 def _smaller(p) -> object:
     """The in-memory model without its last formula term, fitted on the same rows."""
+    cls = type(p.model(False))  # MNLogit or OrderedModel on housing
     if p.spec.data == "housing":
-        return p.get(("smaller",), lambda: gc.MNLogit.from_formula(
+        return p.get(("smaller",), lambda: cls.from_formula(
             "Sat ~ Infl", p.pdf, freq_weights=p.pdf["Freq"]).fit())
-    cls = type(p.model(False))
     return p.get(("smaller",), lambda: cls.from_formula("low ~ age + lwt + smoke",
                                                         p.pdf).fit())
 
@@ -488,6 +491,14 @@ _FIT_FEATURES = {
                    "predict_dask_is_lazy",
                    "memfit_predict_dask", "pickle_classifier"),
 }
+_FIT_FEATURES["ordinal"] = (
+    "params", "bse", "tvalues", "pvalues", "cov_params", "conf_int", "llf", "llnull",
+    "deviance", "null_deviance", "aic", "bic", "nobs", "df_model", "df_resid", "prsquared",
+    "llr_pvalue", "n_iter", "converged", "summary", "tidy", "predict_pandas",
+    "predict_pandas_prob", "predict_pandas_linear", "predict_pandas_class",
+    "get_prediction_pandas", "cov_HC0", "cov_HC1", "cov_cluster_oneway", "cov_cluster_twoway",
+    "pickle", "save_load", "lrtest_dask_vs_memory", "compare_dask_vs_memory", "margeff_overall",
+    "margeff_mean")
 _FIT_FEATURES["bayes_logit_optimized"] = ("params", "bse", "prior_scale", "log_evidence",
                                           "predict_pandas")
 #: features compared to a looser tolerance (an optimiser's, not the fit's)

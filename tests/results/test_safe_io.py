@@ -65,6 +65,11 @@ FITS = {
     "least_squares": lambda d=DF: gcf.least_squares("cls ~ x + z", d).fit(),
     "fisher": lambda d=DF: gcf.fisher("y ~ x + z", d).fit(),
     "perceptron": lambda d=DF: gcf.perceptron("y ~ x + z", d, seed=1).fit(),
+    "ordinal": lambda d=DF: gcf.ordinal("cls ~ x + C(g)", d, link="cloglog").fit(),
+    "ordered_logit": lambda d=DF: gcf.ordered_logit("cls ~ standardize(x) + z", d).fit(
+        cov_type="HC0"),
+    "ordered_probit": lambda d=DF: gcf.ordered_probit("cls ~ x + z", d,
+                                                      freq_weights=d["w"]).fit(),
 }
 EXTRA = {
     "regularized": lambda: gcf.logit("y ~ x + z + C(g)", DF).fit_regularized(alpha=0.02),
