@@ -31,7 +31,6 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
@@ -41,7 +40,7 @@ from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
 from ..formula.spec import complete_rows
 from ..rows.blocks import add
-from ..rows.dask import DaskBlocks, literal, tree_reduce
+from ..rows.dask import DaskBlocks, compute, literal, persist, tree_reduce
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
@@ -100,12 +99,12 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
     t0 = time.perf_counter()
     persisted = persist_budget(nbytes)
     if persisted:  # each partition is read and built once, for the facts and the fits
-        parts_and_drops = list(dask.persist(*parts_and_drops))
+        parts_and_drops = list(persist(*parts_and_drops, what="parts"))
     parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
     if persisted:
-        parts = list(dask.persist(*parts))
-    facts = merge_facts(list(dask.compute(
-        *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops])))
+        parts = list(persist(*parts, what="parts"))
+    facts = merge_facts(list(compute(
+        *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops], what="facts")))
     timings = {**(timings or {}), "facts_s": time.perf_counter() - t0}
     if sum(facts.lengths) == 0:
         raise ValueError("no complete rows: every row has a missing value in a used column")
@@ -236,7 +235,7 @@ class DaskModelData(ModelData):
         cols = np.flatnonzero(keep)
         parts = tuple(delayed(_take_columns, pure=True)(p, cols) for p in self.parts)
         if self.persisted:
-            parts = tuple(dask.persist(*parts))
+            parts = tuple(persist(*parts, what="parts"))
         facts = replace(self.facts, x_nonfinite=self.facts.x_nonfinite[keep],
                         x_ones=self.facts.x_ones[keep])
         return replace(self, exog=lazy_column(parts, facts.lengths, 0, (len(cols),), float),
@@ -249,8 +248,8 @@ class DaskModelData(ModelData):
             raise ValueError("the rows of the fit's DataFrame are not available; refit")
         frames = self.frame.to_delayed() if self.spec is not None else [None] * len(self.parts)
         job = literal((fn, zero, rows), "rows")
-        out = dask.compute(*[delayed(fold_part, pure=False)(job, f, p)
-                             for f, p in zip(frames, self.parts, strict=True)])
+        out = compute(*[delayed(fold_part, pure=False)(job, f, p)
+                        for f, p in zip(frames, self.parts, strict=True)], what="rows")
         return functools.reduce(add, out, zero)
 
     def encoded(self, fn, *args) -> tuple:
@@ -266,7 +265,7 @@ class DaskModelData(ModelData):
         persisted in the cluster's memory when the data are (and ``persist``)."""
         parts = self.encoded(fn, *args)
         if persist and self.persisted:
-            parts = tuple(dask.persist(*parts))
+            parts = tuple(persist(*parts, what="parts"))
         return DaskBlocks(parts, self.lengths, len(self.exog_names), y_dtype=y_dtype)
 
     def row_array(self, key: str, default: float) -> da.Array:
@@ -279,7 +278,7 @@ class DaskModelData(ModelData):
     def sum_parts(self, fn, *args, along=None):
         """The sum over partitions of ``fn(part, *args)``, or with ``along`` (a per-row
         array, e.g. a lazy linear predictor) of ``fn(part, chunk, *args)`` with the chunk of
-        the partition's rows; one ``dask.compute``."""
+        the partition's rows; one pass (``rows.dask.compute``)."""
         if along is None:
             tasks = [delayed(fn)(p, *args) for p in self.parts]
         else:
@@ -291,7 +290,7 @@ class DaskModelData(ModelData):
             chunks = iter(along.to_delayed().ravel())
             tasks = [delayed(fn)(p, next(chunks), *args)
                      for p, n in zip(self.parts, self.lengths, strict=True) if n]
-        return functools.reduce(add, dask.compute(*tasks))
+        return functools.reduce(add, compute(*tasks, what="sums"))
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
@@ -452,14 +451,14 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     t0 = time.perf_counter()
     used = used_columns(formula, columns, extra, exclude)
     witness = tree_reduce([delayed(_witness, pure=True)(f, used) for f in frame.to_delayed()],
-                          _merge_witnesses, Witness(used))
+                          _merge_witnesses, Witness(used), what="design")
     recipe = learn_design(formula, None, columns, eval_env, extra, exclude, witness=witness)
     passes = 1
     if recipe is None:  # a stateful transform (center(x)): patsy reads the pieces again
 
         def pieces():
             for i in range(frame.npartitions):
-                piece = frame.get_partition(i).compute()
+                (piece,) = compute(frame.get_partition(i), what="design rows")
                 yield piece[complete_rows(piece)]
 
         recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
