@@ -39,8 +39,9 @@ from dask import delayed
 from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
 from ..formula.spec import complete_rows
+from ..rows import dask as dask_rows
 from ..rows.blocks import add
-from ..rows.dask import DaskBlocks, compute, literal, persist, tree_reduce
+from ..rows.dask import DaskBlocks, literal, tree_reduce
 from .model_data import ModelData
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import DataFacts, array_part, formula_part, merge_facts, part_facts
@@ -98,12 +99,11 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
     """Persist (if it fits), compute the facts, and wrap the parts."""
     t0 = time.perf_counter()
     persisted = persist_budget(nbytes)
-    if persisted:  # each partition is read and built once, for the facts and the fits
-        parts_and_drops = list(persist(*parts_and_drops, what="parts"))
     parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
-    if persisted:
-        parts = list(persist(*parts, what="parts"))
-    facts = merge_facts(list(compute(
+    if persisted:  # each partition is read and built once, for the facts and the fits
+        both = dask_rows.persist(*parts_and_drops, *parts, what="parts")
+        parts_and_drops, parts = list(both[:len(parts)]), list(both[len(parts):])
+    facts = merge_facts(list(dask_rows.compute(
         *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops], what="facts")))
     timings = {**(timings or {}), "facts_s": time.perf_counter() - t0}
     if sum(facts.lengths) == 0:
@@ -235,9 +235,9 @@ class DaskModelData(ModelData):
         cols = np.flatnonzero(keep)
         parts = tuple(delayed(_take_columns, pure=True)(p, cols) for p in self.parts)
         if self.persisted:
-            parts = tuple(persist(*parts, what="parts"))
+            parts = tuple(dask_rows.persist(*parts, what="parts"))
         facts = replace(self.facts, x_nonfinite=self.facts.x_nonfinite[keep],
-                        x_ones=self.facts.x_ones[keep])
+                        x_ones=self.facts.x_ones[keep], x_absmax=self.facts.x_absmax[keep])
         return replace(self, exog=lazy_column(parts, facts.lengths, 0, (len(cols),), float),
                        exog_names=[n for n, k in zip(self.exog_names, keep, strict=True) if k],
                        intercept_index=None, feature_mask=keep, parts=parts, facts=facts)
@@ -248,7 +248,7 @@ class DaskModelData(ModelData):
             raise ValueError("the rows of the fit's DataFrame are not available; refit")
         frames = self.frame.to_delayed() if self.spec is not None else [None] * len(self.parts)
         job = literal((fn, zero, rows), "rows")
-        out = compute(*[delayed(fold_part, pure=False)(job, f, p)
+        out = dask_rows.compute(*[delayed(fold_part, pure=False)(job, f, p)
                         for f, p in zip(frames, self.parts, strict=True)], what="rows")
         return functools.reduce(add, out, zero)
 
@@ -265,7 +265,7 @@ class DaskModelData(ModelData):
         persisted in the cluster's memory when the data are (and ``persist``)."""
         parts = self.encoded(fn, *args)
         if persist and self.persisted:
-            parts = tuple(persist(*parts, what="parts"))
+            parts = tuple(dask_rows.persist(*parts, what="parts"))
         return DaskBlocks(parts, self.lengths, len(self.exog_names), y_dtype=y_dtype)
 
     def row_array(self, key: str, default: float) -> da.Array:
@@ -290,7 +290,7 @@ class DaskModelData(ModelData):
             chunks = iter(along.to_delayed().ravel())
             tasks = [delayed(fn)(p, next(chunks), *args)
                      for p, n in zip(self.parts, self.lengths, strict=True) if n]
-        return functools.reduce(add, compute(*tasks, what="sums"))
+        return functools.reduce(add, dask_rows.compute(*tasks, what="sums"))
 
 
 def _take_columns(part: tuple, cols: np.ndarray) -> tuple:
@@ -458,7 +458,7 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
 
         def pieces():
             for i in range(frame.npartitions):
-                (piece,) = compute(frame.get_partition(i), what="design rows")
+                (piece,) = dask_rows.compute(frame.get_partition(i), what="design rows")
                 yield piece[complete_rows(piece)]
 
         recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
