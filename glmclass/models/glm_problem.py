@@ -380,7 +380,7 @@ class GLMProblem:
         if rows.gathered_extra is None:
             return fit, self.null_fit(control, lazy=True)
         dev, ll = (float(v) for v in rows.gathered_extra)
-        return fit, NullFit(c, dev, ll if math.isfinite(ll) or how is not None else None)
+        return fit, NullFit(c, dev, None if how is None else ll)
 
     def _closed_null_intercept(self) -> float | None:
         """The null model's constant when no fit is needed to find it (0 without an

@@ -90,8 +90,8 @@ def test_binomial_counts_and_label_response(frame):
     df = frame.assign(k1=frame["count"], k2=(frame["w"] + 1).astype(int),
                       lab=np.where(frame["y"], "yes", "no"))
     ddf = dd.from_pandas(df, npartitions=3)
+    fam = gc.families.Binomial()
     for formula in ("cbind(k1, k2) ~ x + z", "lab ~ x + C(g)"):
-        fam = gc.families.Binomial()
         built, fitted, res = _passes(
             lambda f=formula: gc.GLM.from_formula(f, ddf, family=fam),
             lambda f=formula: gc.GLM.from_formula(f, df, family=fam).fit())
