@@ -17,11 +17,6 @@ import pandas as pd
 _C_OF_COLUMN = re.compile(r"^C\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*(,.*)?\)$", re.S)
 
 
-#: Rows written at a time into the row-major design (columns arrive column-major: a
-#: cache-sized transpose is ~2x faster than one over the whole partition).
-_CHUNK = 1024
-
-
 def fast_columns(info, columns: list) -> tuple | None:
     """What :func:`fast_design` needs to build patsy's design of ``info`` without patsy, when
     every term is the intercept, one numeric column, or one categorical column (by name or
@@ -82,37 +77,11 @@ def fast_design(fast: tuple, rows: pd.DataFrame) -> np.ndarray | None:
     Returns
     -------
     ndarray of shape (len(rows), p) or None
-
-    Notes
-    -----
-    Every piece is resolved first (runs of numeric columns as one column-major block, each
-    categorical as its level codes and contrast matrix), then the row-major design is written
-    one cache-sized chunk of rows at a time, every piece into the chunk: each cache line of
-    the new array is written once (its first touch included), instead of once per piece.
     """
-    pieces = _pieces(fast, rows)
-    if pieces is None:
-        return None
     n = len(rows)
-    x = np.empty((n, sum(k for _, _, k, _ in pieces)))
-    for a in range(0, n, _CHUNK):
-        b = min(a + _CHUNK, n)
-        for kind, j, k, src in pieces:
-            if kind == "one":
-                x[a:b, j] = 1.0
-            elif kind == "num":
-                x[a:b, j:j + k] = src[a:b]
-            else:  # a categorical: the rows of its contrast matrix
-                matrix, codes = src
-                np.take(matrix, codes[a:b], axis=0, out=x[a:b, j:j + k], mode="wrap")
-    return x
-
-
-def _pieces(fast: tuple, rows: pd.DataFrame) -> list | None:
-    """The recipe's pieces over ``rows``: ``(kind, first column, width, source)`` with the
-    source a column-major block of numeric columns or ``(matrix, codes)``; None when a piece
-    does not fit."""
-    out, j, numeric = [], 0, []
+    width = sum(1 if t[0] != "cat" else t[3].shape[1] for t in fast)
+    x = np.empty((n, width))
+    j, numeric = 0, []
 
     def flush(j: int) -> int | None:
         if not numeric:
@@ -120,7 +89,7 @@ def _pieces(fast: tuple, rows: pd.DataFrame) -> list | None:
         block = rows[numeric]
         if not all(dt.kind in "iuf" for dt in block.dtypes):
             return None
-        out.append(("num", j, len(numeric), block.to_numpy(dtype=float)))
+        _fill(x, j, block.to_numpy(dtype=float))
         j += len(numeric)
         numeric.clear()
         return j
@@ -133,16 +102,27 @@ def _pieces(fast: tuple, rows: pd.DataFrame) -> list | None:
         if j is None:
             return None
         if term[0] == "one":
-            out.append(("one", j, 1, None))
+            x[:, j] = 1.0
             j += 1
             continue
         codes = _level_codes(rows[term[1]], term[2])
         if codes is None:
             return None
-        matrix = np.ascontiguousarray(term[3], dtype=float)
-        out.append(("cat", j, matrix.shape[1], (matrix, codes)))
-        j += matrix.shape[1]
-    return out if flush(j) is not None else None
+        _fill(x, j, np.take(term[3], codes, axis=0))
+        j += term[3].shape[1]
+    return x if flush(j) is not None else None
+
+
+#: Rows copied at a time into the row-major design (columns arrive column-major: a cache-sized
+#: transpose is ~2x faster than one over the whole partition).
+_CHUNK = 1024
+
+
+def _fill(x: np.ndarray, j: int, block: np.ndarray) -> None:
+    """``x[:, j:j + k] = block`` by chunks of rows."""
+    k = block.shape[1]
+    for a in range(0, x.shape[0], _CHUNK):
+        x[a:a + _CHUNK, j:j + k] = block[a:a + _CHUNK]
 
 
 def _level_codes(col: pd.Series, levels: tuple) -> np.ndarray | None:
