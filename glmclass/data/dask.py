@@ -17,7 +17,9 @@ labels (:mod:`glmclass.data.parts`). Nothing of length N is ever held on the cli
    cluster's memory when they fit (:func:`persist_budget`), otherwise every pass re-reads
    and rebuilds them from the source (the used columns only);
 3. the same pass gives per-partition *facts* (rows kept and dropped, the response's values,
-   column checks, a fingerprint of the rows), merged on the client into :class:`DataFacts`.
+   column checks and scales, sums of the weights and the response, a fingerprint of the
+   rows), merged on the client into :class:`DataFacts`: no model needs a pass of its own
+   for them. Every pass is counted (:func:`glmclass.rows.dask.counting_passes`).
 
 The build's times are kept in ``DaskModelData.timings`` and printed by ``fit(disp=True)``.
 

@@ -5,9 +5,11 @@ coefficient held, :class:`FixedColumn`).
 
 One class over any row source: on data in memory it holds the full-length arrays; on data
 whose rows live elsewhere (``data.in_memory`` False, e.g. Dask partitions) it holds the row
-source of the encoded parts that the data adapter gives (``data.encoded_rows``), the merged
-per-part sums of one pass (``data.sum_parts``) and lazy per-row arrays (``data.row_array``);
-every pass is then a reduce or map on that source. This module never imports Dask.
+source of the encoded parts that the data adapter gives (``data.encoded_rows``), the sums
+of weights and response gathered in the data's facts pass (``data.facts.weights``) and lazy
+per-row arrays (``data.row_array``); every pass is then a reduce or map on that source, and
+the null model's numbers ride the fit's first pass (:meth:`GLMProblem.fit_with_null`). This
+module never imports Dask.
 
 References
 ----------
@@ -143,7 +145,7 @@ class GLMProblem:
         The rows ``(X, y, prior weights, offset)`` as the data adapter holds them when the
         data are not in memory (None in memory: :meth:`blocks` reads the arrays).
     sums : ndarray of shape (7,) or None
-        With ``rows``: the merged per-part sums of one pass (nobs, sum pw, sum pw y,
+        With ``rows``: the sums gathered in the data's facts pass (nobs, sum pw, sum pw y,
         zero-weight rows, positive-weight rows with y = 0, y = 1, 0 < y < 1).
     """
 
@@ -435,7 +437,8 @@ class GLMProblem:
         deviance (None: a pass over the rows that most fits never need, see
         :class:`NullFit`); an iterated one (with an offset) has it, so that an error of that
         fit still surfaces in ``fit()``. On rows not in memory the deviance is always
-        computed: one pass, made while the fit has the rows at hand."""
+        computed: one pass, made while the fit has the rows at hand (none at all through
+        :meth:`fit_with_null`)."""
         if self.sums is not None:
             return self._null_fit_from_sums(control)
         if self.data.intercept_index is None:
