@@ -24,7 +24,9 @@ fresh child process):
     the used columns; ``g.value_counts()``; a ``map_partitions`` X'X of the numeric design,
     read from Parquet each time) next to glmclass's model build (its design pass timed
     apart), each fit pass, the total fit, and the peak memory of the workers (their RSS
-    sampled every 0.1 s). A LocalCluster of ``--workers`` processes, 1 thread each,
+    sampled every 0.1 s), and glmclass's passes over the partitions (build, fit, and the
+    log-likelihoods asked after the fit; ``glmclass.rows.dask.counting_passes``). A
+    LocalCluster of ``--workers`` processes, 1 thread each,
     ``--memory-limit`` each; ``--workers 0``: the threaded scheduler in this process.
 ``run``
     The comparisons: writes the 1e6- and 1e7-row datasets if absent, runs ``memory`` on 1e6
@@ -204,6 +206,7 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
 
     import glmclass as gc
     import glmclass.data.dask as D
+    from glmclass.rows.dask import counting_passes
 
     D.PERSIST = persist
     client = cluster = None
@@ -245,18 +248,25 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
     for rep in range(repeats):
         with WorkerPeak(pids) as peak:
             t0 = time.perf_counter()
-            model = gc.Logit.from_formula(IO_FORMULA, ddf)
+            with counting_passes() as build_passes:
+                model = gc.Logit.from_formula(IO_FORMULA, ddf)
             t_build = time.perf_counter() - t0
             timings = dict(getattr(model.data, "timings", {}) or {})
             out = _Tee(echo=True)
             t1 = time.perf_counter()
-            with contextlib.redirect_stdout(out):
+            with contextlib.redirect_stdout(out), counting_passes() as fit_passes:
                 res = model.fit(disp=True)
             t_fit = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            with counting_passes() as ll_passes:
+                lls = float(res.llf), float(res.llnull), float(res.null_deviance)
+            t_ll = time.perf_counter() - t2
         its = _iterations(out.getvalue())
         r = {"what": "io", "step": "glmclass", "build_s": t_build, "timings": timings,
              "persisted": bool(getattr(model.data, "persisted", False)), "fit_s": t_fit,
              "n_iter": int(res.n_iter), "iter_s": its, "peak_workers_rss": peak.total,
+             "passes": {"build": build_passes, "fit": fit_passes, "llf_llnull_null": ll_passes},
+             "llf_llnull_null": lls, "llf_llnull_null_s": t_ll,
              "peak_worker_rss": peak.single, "params": [float(v) for v in res.params],
              "disp": out.getvalue(), "repeat": rep, **meta}
         rows.append(r)

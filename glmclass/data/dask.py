@@ -17,7 +17,9 @@ labels (:mod:`glmclass.data.parts`). Nothing of length N is ever held on the cli
    cluster's memory when they fit (:func:`persist_budget`), otherwise every pass re-reads
    and rebuilds them from the source (the used columns only);
 3. the same pass gives per-partition *facts* (rows kept and dropped, the response's values,
-   column checks, a fingerprint of the rows), merged on the client into :class:`DataFacts`.
+   column checks and scales, sums of the weights and the response, a fingerprint of the
+   rows), merged on the client into :class:`DataFacts`: no model needs a pass of its own
+   for them. Every pass is counted (:func:`glmclass.rows.dask.counting_passes`).
 
 The build's times are kept in ``DaskModelData.timings`` and printed by ``fit(disp=True)``.
 
@@ -31,7 +33,6 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
@@ -39,6 +40,7 @@ from dask import delayed
 
 from ..formula.incremental import PartitionDesign, Witness, learn_design, used_columns
 from ..formula.spec import complete_rows
+from ..rows import dask as dask_rows
 from ..rows.blocks import add
 from ..rows.dask import DaskBlocks, literal, tree_reduce
 from .groups import (
@@ -116,13 +118,12 @@ def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula
     """Persist (if it fits), compute the facts, and wrap the parts."""
     t0 = time.perf_counter()
     persisted = persist_budget(nbytes)
-    if persisted:  # each partition is read and built once, for the facts and the fits
-        parts_and_drops = list(dask.persist(*parts_and_drops))
     parts = [delayed(_get, pure=True)(pd_, 0) for pd_ in parts_and_drops]
-    if persisted:
-        parts = list(dask.persist(*parts))
-    facts = merge_facts(list(dask.compute(
-        *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops])))
+    if persisted:  # each partition is read and built once, for the facts and the fits
+        both = dask_rows.persist(*parts_and_drops, *parts, what="parts")
+        parts_and_drops, parts = list(both[:len(parts)]), list(both[len(parts):])
+    facts = merge_facts(list(dask_rows.compute(
+        *[delayed(_facts_of, pure=True)(pd_) for pd_ in parts_and_drops], what="facts")))
     timings = {**(timings or {}), "facts_s": time.perf_counter() - t0}
     if sum(facts.lengths) == 0:
         raise ValueError("no complete rows: every row has a missing value in a used column")
@@ -263,7 +264,7 @@ class DaskModelData(ModelData):
         ``shared`` is one node of the graph, as in :meth:`map_parts`."""
         nodes = [literal(s, "shared") for s in shared]
         tasks = [delayed(fn, pure=False)(p, *nodes) for p in self.parts]
-        return functools.reduce(add, dask.compute(*tasks))
+        return functools.reduce(add, dask_rows.compute(*tasks, what="outputs"))
 
     def without_intercept(self) -> DaskModelData:
         if self.intercept_index is None:
@@ -273,9 +274,9 @@ class DaskModelData(ModelData):
         cols = np.flatnonzero(keep)
         parts = tuple(delayed(take_part_columns, pure=True)(p, cols) for p in self.parts)
         if self.persisted:
-            parts = tuple(dask.persist(*parts))
+            parts = tuple(dask_rows.persist(*parts, what="parts"))
         facts = replace(self.facts, x_nonfinite=self.facts.x_nonfinite[keep],
-                        x_ones=self.facts.x_ones[keep])
+                        x_ones=self.facts.x_ones[keep], x_absmax=self.facts.x_absmax[keep])
         return replace(self, exog=lazy_column(parts, facts.lengths, 0, (len(cols),), float),
                        exog_names=[n for n, k in zip(self.exog_names, keep, strict=True) if k],
                        intercept_index=None, feature_mask=keep, parts=parts, facts=facts)
@@ -286,8 +287,8 @@ class DaskModelData(ModelData):
             raise ValueError("the rows of the fit's DataFrame are not available; refit")
         frames = self.frame.to_delayed() if self.spec is not None else [None] * len(self.parts)
         job = literal((fn, zero, rows), "rows")
-        out = dask.compute(*[delayed(fold_part, pure=False)(job, f, p)
-                             for f, p in zip(frames, self.parts, strict=True)])
+        out = dask_rows.compute(*[delayed(fold_part, pure=False)(job, f, p)
+                        for f, p in zip(frames, self.parts, strict=True)], what="rows")
         return functools.reduce(add, out, zero)
 
     def encoded(self, fn, *args) -> tuple:
@@ -303,7 +304,7 @@ class DaskModelData(ModelData):
         persisted in the cluster's memory when the data are (and ``persist``)."""
         parts = self.encoded(fn, *args)
         if persist and self.persisted:
-            parts = tuple(dask.persist(*parts))
+            parts = tuple(dask_rows.persist(*parts, what="parts"))
         return DaskBlocks(parts, self.lengths, len(self.exog_names), y_dtype=y_dtype)
 
     def row_array(self, key: str, default: float) -> da.Array:
@@ -316,7 +317,7 @@ class DaskModelData(ModelData):
     def sum_parts(self, fn, *args, along=None):
         """The sum over partitions of ``fn(part, *args)``, or with ``along`` (a per-row
         array, e.g. a lazy linear predictor) of ``fn(part, chunk, *args)`` with the chunk of
-        the partition's rows; one ``dask.compute``."""
+        the partition's rows; one pass (``rows.dask.compute``)."""
         if along is None:
             tasks = [delayed(fn)(p, *args) for p in self.parts]
         else:
@@ -328,7 +329,7 @@ class DaskModelData(ModelData):
             chunks = iter(along.to_delayed().ravel())
             tasks = [delayed(fn)(p, next(chunks), *args)
                      for p, n in zip(self.parts, self.lengths, strict=True) if n]
-        return functools.reduce(add, dask.compute(*tasks))
+        return functools.reduce(add, dask_rows.compute(*tasks, what="sums"))
 
 
     def cluster_labels(self, groups, columns: list | None) -> tuple:
@@ -385,7 +386,7 @@ def cluster_label_parts(data: DaskModelData, groups, columns: list | None) -> tu
         pieces = [delayed(checked_labels, pure=True)(a, names)
                   for a in split_rows(arr, data.lengths)]
     if data.persisted:  # held beside the parts: the sandwich's pass reads no column again
-        pieces = list(dask.persist(*pieces))
+        pieces = list(dask_rows.persist(*pieces, what="labels"))
     distinct = tree_reduce([delayed(distinct_labels, pure=True)(p) for p in pieces],
                            merge_distinct, tuple(np.empty(0) for _ in names))
     return tuple(pieces), names, tuple(len(d) for d in distinct)
@@ -568,14 +569,14 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     t0 = time.perf_counter()
     used = used_columns(formula, columns, extra, exclude)
     witness = tree_reduce([delayed(witness_of, pure=True)(f, used) for f in frame.to_delayed()],
-                          merge_witnesses, Witness(used))
+                          merge_witnesses, Witness(used), what="design")
     recipe = learn_design(formula, None, columns, eval_env, extra, exclude, witness=witness)
     passes = 1
     if recipe is None:  # a stateful transform (center(x)): patsy reads the pieces again
 
         def pieces():
             for i in range(frame.npartitions):
-                piece = frame.get_partition(i).compute()
+                (piece,) = dask_rows.compute(frame.get_partition(i), what="design rows")
                 yield piece[complete_rows(piece)]
 
         recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)

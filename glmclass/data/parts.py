@@ -142,6 +142,92 @@ class ArrayFacts:
 
 
 @dataclass
+class WeightSums:
+    """Sums over rows of the prior weights ``pw = freq_weights * var_weights`` (trials
+    included) and of the response, made in the facts pass so that no model needs a pass of
+    its own for them (the null fit's mean, the binomial's class check, ``nobs``).
+
+    Attributes
+    ----------
+    nobs : float
+        Sum of the frequency weights of the rows with positive variance weight.
+    total : float
+        Sum of pw.
+    zero : int
+        Rows with pw = 0.
+    numeric : ndarray of shape (4,) or None
+        A numeric response: sum pw y, and among rows with pw > 0 the rows with y = 0, with
+        y = 1, and with 0 < y < 1.
+    labels : dict
+        A response of labels (strings, booleans, a Categorical): per label, ``[sum pw, rows
+        with pw > 0]``.
+    """
+
+    nobs: float = 0.0
+    total: float = 0.0
+    zero: int = 0
+    numeric: np.ndarray | None = None
+    labels: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, y, arrays: dict, n: int) -> WeightSums:
+        """The sums of one part's response ``y`` (n rows) and ``arrays``."""
+        f, v = arrays.get("freq_weights"), arrays.get("var_weights")
+        pw = f * v if f is not None and v is not None else (f if f is not None else v)
+        nobs = float(n if f is None and v is None else (
+            (np.ones(n) if f is None else f)[(v > 0) if v is not None else slice(None)].sum()))
+        pos = None if pw is None else pw > 0
+        zero = 0 if pos is None else int(n - np.count_nonzero(pos))
+        total = float(n if pw is None else pw.sum())
+        dt = getattr(y, "dtype", None)
+        if dt is not None and not isinstance(dt, pd.CategoricalDtype) and dt.kind in "iuf":
+            yf = np.asarray(y, dtype=float)
+            yp = yf if pos is None else yf[pos]
+            numeric = np.array([float(yf.sum() if pw is None else pw @ yf),
+                                float(np.count_nonzero(yp == 0)),
+                                float(np.count_nonzero(yp == 1)),
+                                float(np.count_nonzero((yp > 0) & (yp < 1)))])
+            return cls(nobs, total, zero, numeric)
+        codes, uniques = pd.factorize(np.asarray(y) if dt is None else y)
+        k = len(uniques)
+        w = np.ones(n) if pw is None else pw
+        sums = np.bincount(codes, weights=w, minlength=k)
+        kept = np.bincount(codes if pos is None else codes[pos], minlength=k)
+        values = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
+        labels = {v_: [float(a), int(b)] for v_, a, b in zip(values, sums, kept, strict=True)}
+        return cls(nobs, total, zero, None, labels)
+
+    def merge(self, o: WeightSums) -> WeightSums:
+        if self.numeric is not None and o.numeric is not None:
+            numeric = self.numeric + o.numeric
+        else:
+            numeric = self.numeric if o.numeric is None else o.numeric
+        labels = {k: list(v) for k, v in self.labels.items()}
+        for k, (a, b) in o.labels.items():
+            got = labels.setdefault(k, [0.0, 0])
+            got[0] += a
+            got[1] += b
+        return WeightSums(self.nobs + o.nobs, self.total + o.total, self.zero + o.zero,
+                          numeric, labels)
+
+    def response_sums(self, levels: list | None) -> np.ndarray:
+        """sum pw y, and among rows with pw > 0 the rows with y = 0, y = 1 and 0 < y < 1,
+        for the response coded 0/1 by ``levels`` (``[failure, success]``) when it is labels.
+
+        Returns
+        -------
+        ndarray of shape (4,)
+        """
+        if not self.labels:
+            return np.zeros(4) if self.numeric is None else self.numeric
+        if levels is None or len(levels) != 2:
+            raise ValueError("a response of labels needs its two levels [failure, success]")
+        fail, succ = (self.labels.get(lv, [0.0, 0]) for lv in levels)
+        out = np.array([succ[0], fail[1], succ[1], 0.0])
+        return out if self.numeric is None else out + self.numeric
+
+
+@dataclass
 class DataFacts:
     """Facts of all partitions, merged on the client.
 
@@ -159,6 +245,10 @@ class DataFacts:
     arrays : dict of str -> ArrayFacts
     digests : tuple
         Per partition, hashes of the row labels and of the frequency weights.
+    weights : WeightSums
+        Sums of the prior weights and the response.
+    x_absmax : ndarray of shape (p,)
+        ``max |x_j|`` of each column (the scale of the separation symptoms).
     """
 
     lengths: tuple
@@ -168,6 +258,8 @@ class DataFacts:
     x_ones: np.ndarray
     arrays: dict
     digests: tuple
+    weights: WeightSums = field(default_factory=WeightSums)
+    x_absmax: np.ndarray | None = None
 
     def fingerprint(self) -> str:
         """The rows' fingerprint for :func:`glmclass.compare` (labels, and frequency weights
@@ -191,21 +283,25 @@ def part_facts(part: tuple, n_dropped: int) -> tuple:
     fw = arrays.get("freq_weights")
     wd = hashlib.sha1(np.ascontiguousarray(fw if fw is not None else np.ones(X.shape[0]),
                                            dtype=float).tobytes()).digest()
+    absmax = np.abs(X).max(axis=0, initial=0.0) if X.shape[0] else np.zeros(X.shape[1])
+    sums = WeightSums.of(y, arrays, X.shape[0])
     return (X.shape[0], n_dropped, ResponseFacts.of(y, arrays.get("trials")), nonfinite, ones,
-            arr, (idx, wd))
+            arr, (idx, wd), sums, absmax)
 
 
 def merge_facts(facts: list) -> DataFacts:
     lengths = tuple(int(f[0]) for f in facts)
-    resp, nonfin, ones, arrays = None, None, None, {}
+    resp, nonfin, ones, arrays, sums, absmax = None, None, None, {}, WeightSums(), None
     for f in facts:
         resp = f[2] if resp is None else resp.merge(f[2])
         nonfin = f[3] if nonfin is None else nonfin | f[3]
         ones = f[4] if ones is None else ones & f[4]
         for k, a in f[5].items():
             arrays[k] = a if k not in arrays else arrays[k].merge(a)
+        sums = sums.merge(f[7])
+        absmax = f[8] if absmax is None else np.maximum(absmax, f[8])
     return DataFacts(lengths, int(sum(f[1] for f in facts)), resp or ResponseFacts(), nonfin,
-                     ones, arrays, tuple(f[6] for f in facts))
+                     ones, arrays, tuple(f[6] for f in facts), sums, absmax)
 
 
 def array_part(X, y, arrays: dict, start: int, missing: str, names: list,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import Family
+from ..families import Binomial, Family, Poisson
 from ..rows.blocks import Block
 from .base import Likelihood
 
@@ -96,3 +96,59 @@ class GLMLikelihood(Likelihood):
 
     def mean_eta_hess_dot(self, eta: np.ndarray, delta: np.ndarray) -> np.ndarray:
         return (self.family.link.mu_eta2(eta) * delta)[:, :, None]
+
+
+# --- the null model's partials, gathered alongside another pass --------------------------------
+
+def loglik_is_saturated_minus_half_deviance(family: Family) -> bool:
+    """Whether ``loglik_obs(y, eta, v) + v d(y, mu) / 2`` does not depend on eta for
+    ``family`` (at scale 1): then ``llf = llnull + (null_deviance - deviance) / 2``.
+
+    True for the binomial and Poisson families' own log-likelihoods and deviances (a subclass
+    that overrides either is not assumed to keep the identity); False for families with an
+    estimated dispersion.
+    """
+    own = {Binomial: (Binomial.loglik_obs, Binomial.unit_deviance),
+           Poisson: (Poisson.loglik_obs, Poisson.unit_deviance)}
+    for kind, (ll, dev) in own.items():
+        if isinstance(family, kind):
+            return type(family).loglik_obs is ll and type(family).unit_deviance is dev
+    return False
+
+
+class NullPartials:
+    """A block's share of the null model's deviance and log-likelihood at
+    ``eta = offset + intercept``: ``[sum w d(y, mu), sum ll_i]`` (picklable, for the workers
+    that hold the rows).
+
+    Parameters
+    ----------
+    family : Family
+    intercept : float
+        The null model's constant (0 without an intercept: eta is the offset).
+    weights : {"freq", "var", None}
+        What the block's prior weights w are for the log-likelihood: frequency weights
+        (``ll_i = w_i loglik_obs(y_i, eta_i, 1)``), variance weights (``ll_i =
+        loglik_obs(y_i, eta_i, w_i)``), or None: no log-likelihood (NaN), e.g. when the
+        prior weights are the product of both kinds.
+
+    Notes
+    -----
+    The deviance is R's null deviance (``glm.fit``) on the block's rows; the log-likelihood is
+    statsmodels' ``llnull`` at scale 1.
+    """
+
+    def __init__(self, family: Family, intercept: float, weights: str | None) -> None:
+        self.family, self.intercept, self.weights = family, float(intercept), weights
+
+    def __call__(self, blk: Block) -> np.ndarray:
+        fam, w, y = self.family, blk.weights, blk.y
+        eta = blk.offset + self.intercept
+        dev = float(np.sum(w * fam.unit_deviance(y, eta)))
+        if self.weights == "freq":
+            ll = float(np.sum(w * fam.loglik_obs(y, eta, np.ones_like(w), 1.0)))
+        elif self.weights == "var":
+            ll = float(np.sum(fam.loglik_obs(y, eta, np.asarray(w, dtype=float), 1.0)))
+        else:
+            ll = np.nan
+        return np.array([dev, ll])

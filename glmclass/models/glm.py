@@ -119,9 +119,11 @@ class MLEGLM(GLMBase):
                                                     preamble=self.data.build_report())
                               if disp else None)
         cov = cov_spec(self.data, cov_type, cov_kwds)
-        fit = (GF.glm_fit(self.problem, method, start, grad) if method in GD.METHODS
-               else self.problem.irls(control, start))
-        null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
+        if method in GD.METHODS:
+            fit = GF.glm_fit(self.problem, method, start, grad)
+            null = self.problem.null_fit(control, lazy=True)  # its deviance when first asked
+        else:  # on rows not in memory the null model's numbers come from the fit's passes
+            fit, null = self.problem.fit_with_null(control, start)
         results = GLMResults(self, fit, null, method, information, cov)
         sep = self._separation(results) if on_separation != "ignore" else None
         if sep is not None and sep.separated and on_separation == "raise":

@@ -5,9 +5,11 @@ coefficient held, :class:`FixedColumn`).
 
 One class over any row source: on data in memory it holds the full-length arrays; on data
 whose rows live elsewhere (``data.in_memory`` False, e.g. Dask partitions) it holds the row
-source of the encoded parts that the data adapter gives (``data.encoded_rows``), the merged
-per-part sums of one pass (``data.sum_parts``) and lazy per-row arrays (``data.row_array``);
-every pass is then a reduce or map on that source. This module never imports Dask.
+source of the encoded parts that the data adapter gives (``data.encoded_rows``), the sums
+of weights and response gathered in the data's facts pass (``data.facts.weights``) and lazy
+per-row arrays (``data.row_array``); every pass is then a reduce or map on that source, and
+the null model's numbers ride the fit's first pass (:meth:`GLMProblem.fit_with_null`). This
+module never imports Dask.
 
 References
 ----------
@@ -26,7 +28,9 @@ import numpy as np
 from .. import families as F
 from ..data.model_data import ModelData, check_finite
 from ..data.response import binary_response, binomial_response, encode
-from ..rows.blocks import ArrayBlocks, Block, OneBlock, RowBlocks, block_rows, constant
+from ..likelihoods.glm import NullPartials, loglik_is_saturated_minus_half_deviance
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
+from ..rows.derived import Alongside, FixedColumn, held_block
 from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.control import Control
 from ..solvers.fit import Fit
@@ -60,23 +64,6 @@ def _glm_part(part: tuple, levels) -> tuple:
     return (X, _encode_y(y, levels), pw, arrays.get("offset"))
 
 
-def _glm_stats(part: tuple, levels) -> np.ndarray:
-    """A part's sums: nobs, sum pw, sum pw y, rows with pw = 0, positive-weight rows with
-    y = 0 and with y = 1, positive-weight rows with 0 < y < 1."""
-    X, y, pw, _ = _glm_part(part, levels)
-    arrays = part[2]
-    n = X.shape[0]
-    w = np.ones(n) if pw is None else pw
-    f, v = arrays.get("freq_weights"), arrays.get("var_weights")
-    f = np.ones(n) if f is None else f
-    nobs = float(f.sum() if v is None else f[v > 0].sum())
-    pos = w > 0
-    yp = y[pos]
-    return np.array([nobs, float(w.sum()), float(w @ y), float((~pos).sum()),
-                     float((yp == 0).sum()), float((yp == 1).sum()),
-                     float(((yp > 0) & (yp < 1)).sum())])
-
-
 def _loglik_part(part: tuple, eta: np.ndarray, levels, family: F.Family,
                  scale: float | None) -> float:
     """A part's share of the log-likelihood, or (scale is None) of sum pw * deviance."""
@@ -98,99 +85,20 @@ def _response(b: Block) -> np.ndarray:
     return b.y
 
 
-def null_record(intercept: float | None, deviance: float | None) -> Fit:
+def null_record(intercept: float | None, deviance: float | None,
+                loglik: float | None = None) -> Fit:
     """The intercept-only fit (R's null model, ``eta = offset + intercept``) as a
     :class:`~glmclass.solvers.fit.Fit`: ``coef`` the constant (empty when the model has none,
     ``intercept`` None: then eta = offset and ``Fit.intercept`` is 0), ``deviance`` None from
     ``null_fit(lazy=True)`` when the intercept needed no iteration: the deviance is then
     ``problem.deviance_at(intercept)``, computed by the results when first asked
-    (:attr:`~glmclass.results.glm_base.GLMBaseResults.null_deviance`)."""
+    (:attr:`~glmclass.results.glm_base.GLMBaseResults.null_deviance`); ``loglik`` the null
+    model's log-likelihood when it was gathered in a pass the fit made anyway
+    (:meth:`GLMProblem.fit_with_null`), else None (computed when first asked)."""
     if intercept is None:
-        return Fit(coef=np.zeros(0), intercept=0.0, deviance=deviance)
-    return Fit(coef=np.array([intercept]), intercept=intercept, deviance=deviance)
-
-
-class _HeldAt:
-    """``fn`` of the blocks of a :class:`FixedColumn` (picklable, for Dask workers)."""
-
-    def __init__(self, fn, j: int, b: float, others: np.ndarray) -> None:
-        self.fn, self.j, self.b, self.others = fn, j, b, others
-
-    def __call__(self, blk: Block):
-        return self.fn(held_block(blk, self.j, self.b, self.others))
-
-
-def held_block(blk: Block, j: int, b: float, others: np.ndarray) -> Block:
-    """``blk`` with column j at coefficient b: its column moved into the offset, the design
-    the columns ``others``."""
-    return Block(blk.X[:, others], blk.y, blk.weights, blk.offset + b * blk.X[:, j], blk.start)
-
-
-class FixedColumn(RowBlocks):
-    """A row source with one coefficient held fixed: column j times b added to the offset,
-    the design cut to the columns ``others`` (the refits of profile likelihoods). Every pass
-    is a pass over ``source`` (in memory or Dask partitions) with each block so changed.
-
-    Parameters
-    ----------
-    source : RowBlocks
-    j : int
-        The held column of ``source``'s design.
-    b : float
-        Its coefficient.
-    others : ndarray of int
-        Columns of ``source`` that stay in the design.
-    """
-
-    def __init__(self, source: RowBlocks, j: int, b: float, others: np.ndarray) -> None:
-        self.source, self.j, self.b = source, int(j), float(b)
-        self.others = np.asarray(others, dtype=np.intp)
-        self.sample_hessians = source.sample_hessians
-        self.in_memory = source.in_memory
-
-    @property
-    def n_rows(self) -> int:
-        return self.source.n_rows
-
-    @property
-    def n_cols(self) -> int:
-        return int(self.others.size)
-
-    def _like(self, source: RowBlocks, others: np.ndarray | None = None) -> FixedColumn:
-        return FixedColumn(source, self.j, self.b, self.others if others is None else others)
-
-    def reduce(self, fn, zero, combine=None):
-        held = _HeldAt(fn, self.j, self.b, self.others)
-        if combine is None:
-            return self.source.reduce(held, zero)
-        return self.source.reduce(held, zero, combine)
-
-    def map(self, fn):
-        return self.source.map(_HeldAt(fn, self.j, self.b, self.others))
-
-    def take_columns(self, keep: np.ndarray) -> RowBlocks:
-        keep = np.asarray(keep)
-        return self._like(self.source, self.others[keep])
-
-    def take_rows(self, mask: np.ndarray) -> RowBlocks:
-        return self._like(self.source.take_rows(mask))
-
-    def with_rows(self, rows: int | None) -> RowBlocks:
-        return self._like(self.source.with_rows(rows))
-
-    def intercept_only(self) -> RowBlocks:
-        raise TypeError("intercept_only on a source with a held column: hold the column on "
-                        "the intercept-only source instead")
-
-    def subsample(self, n_rows: int) -> RowBlocks | None:
-        sub = self.source.subsample(n_rows)
-        return None if sub is None else self._like(sub)
-
-    def gathered(self) -> RowBlocks:
-        g = self.source.gathered()
-        if isinstance(g, OneBlock):  # rows in memory in one block: hold the column once
-            return OneBlock(held_block(g.block, self.j, self.b, self.others), self)
-        return self._like(g)
+        return Fit(coef=np.zeros(0), intercept=0.0, deviance=deviance, loglik=loglik)
+    return Fit(coef=np.array([intercept]), intercept=intercept, deviance=deviance,
+               loglik=loglik)
 
 
 class _InformationWeights:
@@ -234,7 +142,7 @@ class GLMProblem:
         The rows ``(X, y, prior weights, offset)`` as the data adapter holds them when the
         data are not in memory (None in memory: :meth:`blocks` reads the arrays).
     sums : ndarray of shape (7,) or None
-        With ``rows``: the merged per-part sums of one pass (nobs, sum pw, sum pw y,
+        With ``rows``: the sums gathered in the data's facts pass (nobs, sum pw, sum pw y,
         zero-weight rows, positive-weight rows with y = 0, y = 1, 0 < y < 1).
     """
 
@@ -333,7 +241,9 @@ class GLMProblem:
         except ValueError as exc:
             raise ValueError(f"response {name!r}: {exc}") from None
         rows = data.encoded_rows(_glm_part, levels)
-        sums = data.sum_parts(_glm_stats, levels)
+        ws = facts.weights  # gathered in the facts pass: no pass of its own
+        r = ws.response_sums(levels)
+        sums = np.array([ws.nobs, ws.total, r[0], float(ws.zero), r[1], r[2], r[3]])
         self = cls(data, family, rows.map(_response), levels, data.row_array("offset", 0.0),
                    data.row_array("freq_weights", 1.0), data.row_array("var_weights", 1.0),
                    rows, sums)
@@ -451,6 +361,51 @@ class GLMProblem:
         return solve(self.family, blocks if pos is None else blocks.take_rows(pos), control,
                      start=start, penalty=penalty, intercept=intercept)
 
+    def fit_with_null(self, control: Control, start: np.ndarray | None = None
+                      ) -> tuple[Fit, Fit]:
+        """:meth:`irls` and :meth:`null_fit` (``lazy=True``). On rows not in memory, when the
+        null model's constant is known before the fit (no offset, or no intercept) and every
+        row takes part, its deviance and log-likelihood are summed in the fit's first pass
+        (:class:`Alongside`): no pass after the last iteration."""
+        c = self._closed_null_intercept() if self.rows is not None else None
+        if c is None or self.sums[3] != 0:
+            return self.irls(control, start), self.null_fit(control, lazy=True)
+        present = {k for k, a in self.data.facts.arrays.items()
+                   if k in ("freq_weights", "var_weights") and a.nonunit}
+        how = None
+        if self.family.fixed_scale and len(present) < 2:
+            how = "freq" if present == {"freq_weights"} else "var"
+        rows = Alongside(self.rows, NullPartials(self.family, c, how))
+        fit = solve(self.family, rows, control, start=start)
+        if rows.gathered_extra is None:
+            return fit, self.null_fit(control, lazy=True)
+        dev, ll = (float(v) for v in rows.gathered_extra)
+        return fit, null_record(self._null_coef(c), dev, None if how is None else ll)
+
+    def _null_coef(self, c: float) -> float | None:
+        """The null record's constant: None for a model without an intercept (eta = offset)."""
+        return None if self.data.intercept_index is None else c
+
+    def _closed_null_intercept(self) -> float | None:
+        """The null model's constant when no fit is needed to find it (0 without an
+        intercept; the link of the weighted mean without an offset), else None."""
+        if self.data.intercept_index is None:
+            return 0.0
+        off = self.data.facts.arrays.get("offset")
+        if off is not None and off.nonzero:
+            return None
+        c = float(self.family.link.link(np.array([self.sums[2] / self.sums[1]]))[0])
+        return c if math.isfinite(c) else None
+
+    def loglik_from_null(self, null: Fit, deviance: float) -> float | None:
+        """The log-likelihood at the estimates from the null model's, ``llnull + (D0 - D) /
+        2``, when the null fit carries it and the family's log-likelihood is its saturated
+        one minus half the deviance (binomial, Poisson); else None."""
+        if null.loglik is None or null.deviance is None or not (
+                loglik_is_saturated_minus_half_deviance(self.family)):
+            return None
+        return null.loglik + 0.5 * (null.deviance - deviance)
+
     def fit_rows(self) -> RowBlocks:
         """The rows IRLS fits: those with positive prior weight (as R's ``glm.fit``)."""
         if self.rows is not None:
@@ -485,7 +440,8 @@ class GLMProblem:
         deviance (None: a pass over the rows that most fits never need, see
         :func:`null_record`); an iterated one (with an offset) has it, so that an error of that
         fit still surfaces in ``fit()``. On rows not in memory the deviance is always
-        computed: one pass, made while the fit has the rows at hand."""
+        computed: one pass, made while the fit has the rows at hand (none at all through
+        :meth:`fit_with_null`)."""
         if self.sums is not None:
             return self._null_fit_from_sums(control)
         if self.data.intercept_index is None:
@@ -503,13 +459,9 @@ class GLMProblem:
         return null_record(float(fit.coef[0]), float(fit.deviance))
 
     def _null_fit_from_sums(self, control: Control) -> Fit:
-        if self.data.intercept_index is None:
-            return null_record(None, self.deviance_at(0.0))
-        off = self.data.facts.arrays.get("offset")
-        if off is None or not off.nonzero:
-            c = float(self.family.link.link(np.array([self.sums[2] / self.sums[1]]))[0])
-            if np.isfinite(c):
-                return null_record(c, self.deviance_at(c))
+        c = self._closed_null_intercept()
+        if c is not None:
+            return null_record(self._null_coef(c), self.deviance_at(c))
         fit = self.irls(control, X="intercept")
         return null_record(float(fit.coef[0]), float(fit.deviance))
 
@@ -532,6 +484,8 @@ class GLMProblem:
         if self._one_block:
             X = self.exog if keep.all() else self.exog[:, keep]
             return abs_max_rows(X) if X.shape[1] else np.zeros(0)
+        if self.rows is not None and self.data.facts.x_absmax is not None:
+            return self.data.facts.x_absmax[keep]  # gathered in the facts pass
         return column_abs_max(self.blocks().take_columns(keep))
 
     def loglik(self, eta: np.ndarray, nobs: float) -> float:

@@ -193,12 +193,14 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
     @cached_property
     def llf(self) -> float:
         """Log-likelihood at the estimates."""
-        return self.model.problem.loglik(self._eta, self.nobs)
+        ll = self.model.problem.loglik_from_null(self._null, self.deviance)  # no pass
+        return self.model.problem.loglik(self._eta, self.nobs) if ll is None else ll
 
     @cached_property
     def llnull(self) -> float:
         """Log-likelihood of the intercept-only model (offset kept)."""
-        return self.model.problem.loglik(self._null_eta, self.nobs)
+        ll = self._null.loglik  # gathered in the fit's first pass on rows not in memory
+        return self.model.problem.loglik(self._null_eta, self.nobs) if ll is None else ll
 
     # --- prediction ---------------------------------------------------------------------------
     def linear_rows(self, exog, offset, exposure=None

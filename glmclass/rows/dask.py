@@ -16,7 +16,8 @@ This module imports Dask; it is imported only when a model is given Dask data, s
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -48,6 +49,55 @@ class _Empty:
 
 
 EMPTY = _Empty()
+
+
+# --- counting the passes -------------------------------------------------------------------------
+
+_PASS_LOGS: list[list[str]] = []
+
+
+@contextmanager
+def counting_passes() -> Iterator[list[str]]:
+    """Record every pass glmclass makes over Dask partitions while the block runs.
+
+    Yields
+    ------
+    list of str
+        Grows by one entry per pass (one :func:`compute` or :func:`persist` call, i.e. one
+        graph over the partitions), naming what the pass was for (``"design"``, ``"facts"``,
+        ``"reduce"``, ...). Deterministic: it counts glmclass's calls, not Dask's tasks.
+
+    Examples
+    --------
+    >>> with counting_passes() as passes:  # doctest: +SKIP
+    ...     model = gc.Logit.from_formula("y ~ x", ddf)
+    >>> passes  # doctest: +SKIP
+    ['design', 'facts']
+    """
+    log: list[str] = []
+    _PASS_LOGS.append(log)
+    try:
+        yield log
+    finally:
+        _PASS_LOGS.remove(log)
+
+
+def _record(what: str) -> None:
+    for log in _PASS_LOGS:
+        log.append(what)
+
+
+def compute(*graphs, what: str) -> tuple:
+    """``dask.compute(*graphs)``, counted as one pass named ``what`` (see
+    :func:`counting_passes`)."""
+    _record(what)
+    return dask.compute(*graphs)
+
+
+def persist(*graphs, what: str) -> tuple:
+    """``dask.persist(*graphs)``, counted as one pass named ``what``."""
+    _record(what)
+    return dask.persist(*graphs)
 
 
 @dataclass(frozen=True)
@@ -110,7 +160,7 @@ def _combine_pair_list(combine: Callable, parts: list):
 
 
 def tree_reduce(nodes: Sequence[Delayed], combine: Callable[[T, T], T], zero: T,
-                split_every: int = SPLIT_EVERY) -> T:
+                split_every: int = SPLIT_EVERY, what: str = "reduce") -> T:
     """Merge the results of ``nodes`` (one per partition) with ``combine`` in a tree of fan-in
     ``split_every``, in partition order, in one ``dask.compute``: only the partial results
     travel, never rows.
@@ -122,6 +172,10 @@ def tree_reduce(nodes: Sequence[Delayed], combine: Callable[[T, T], T], zero: T,
         ``combine(a, b)``, associative; a node's result :data:`EMPTY` takes no part.
     zero : object
         Returned when there are no nodes (or every one is EMPTY).
+    split_every : int
+        Fan-in of the tree.
+    what : str
+        The pass's name for :func:`counting_passes`.
 
     Returns
     -------
@@ -134,7 +188,7 @@ def tree_reduce(nodes: Sequence[Delayed], combine: Callable[[T, T], T], zero: T,
                  for i in range(0, len(nodes), split_every)]
     if not nodes:
         return zero
-    (out,) = dask.compute(nodes[0])
+    (out,) = compute(nodes[0], what=what)
     return zero if isinstance(out, _Empty) else out
 
 
@@ -294,7 +348,7 @@ class DaskBlocks(RowBlocks):
                      for i in range(0, len(nodes), SPLIT_EVERY)]
         if not nodes:
             return zero
-        (out,) = dask.compute(nodes[0])
+        (out,) = compute(nodes[0], what="reduce")
         return zero if isinstance(out, _Empty) else out
 
     def reduce_by_label(self, fn: Callable[[Block], np.ndarray],
@@ -344,7 +398,7 @@ class DaskBlocks(RowBlocks):
     def stream(self):
         """The partitions' blocks in row order, one partition computed at a time."""
         for part, mask in zip(self._parts, self._masks_or_none(), strict=True):
-            part, mask = dask.compute(part, mask)
+            part, mask = compute(part, mask, what="stream")
             yield from partition_blocks(part, mask, self._view).stream()
 
     def _probe(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
