@@ -57,12 +57,13 @@ cols <- function(s) {
 emm <- function(g, ...) cols(summary(g, infer = c(TRUE, TRUE), ...))
 ctr <- function(g, ...) cols(summary(g, infer = c(TRUE, TRUE), ...))
 ## joint_tests prints F.ratio to 3 decimals: the Wald chi-square (df2 = Inf) is recovered from
-## the unrounded p-value, and F.ratio = Chisq / df1
+## the unrounded p-value (F = qf(p, df1, df2)), and Chisq = df1 * F
 jt <- function(fit) {
   j <- as.data.frame(joint_tests(fit))
-  chisq <- qchisq(j$p.value, j$df1, lower.tail = FALSE)
+  F <- qf(j$p.value, j$df1, j$df2, lower.tail = FALSE)
+  chisq <- F * j$df1
   list(`model term` = I(as.character(j[["model term"]])), df1 = vec(j$df1), df2 = vec(j$df2),
-       F.ratio = vec(chisq / j$df1), Chisq = vec(chisq), p.value = vec(j$p.value))
+       F.ratio = vec(F), Chisq = vec(chisq), p.value = vec(j$p.value))
 }
 
 ## ---- birthwt --------------------------------------------------------------------------------
