@@ -112,7 +112,8 @@ class EMMeans:
         Degrees of freedom of the reference distribution (inf: normal).
     coef_cov : ndarray of shape (n_estimable, n_estimable)
         The fit's covariance of the estimable coefficients (its ``cov_type``).
-    cov_type : str
+    cov_type : str or None
+        The fit's covariance type (None for a posterior covariance: BayesLogit).
     scale : Scale
     contrasts : Contrasts or None
         For specs given as ``"pairwise ~ race"``: that contrast with its default adjustment.
@@ -408,7 +409,8 @@ def emmeans(res, specs, by=None, at: dict | None = None, type: str = "link",  # 
     else:
         scale = Scale("emmean")
     V, df = _fit_parts(res)
-    return EMMeans(levels, est, G, V, names, by_names, scale, float(level), df, res.cov_type,
+    cov_type = getattr(res, "cov_type", None)  # BayesLogit: the Laplace posterior covariance
+    return EMMeans(levels, est, G, V, names, by_names, scale, float(level), df, cov_type,
                    method)
 
 
