@@ -19,10 +19,10 @@ frequencies of the combinations averaged over, pooled over the ``specs``), ``"ou
 (products of each averaged factor's own frequencies) and ``"cells"`` (the frequencies of the
 cells within each mean: the ordinary means of the predictions over the data).
 
-Models with several outcome levels plug in through :data:`OUTCOME_PROBABILITIES`: a function
-of the fit, the grid's design rows and offset returning each level's probability and its
-Jacobian in the estimable coefficients (``(g, K)`` and ``(g, K, n)``, levels in the order of
-``res.levels``), keyed by the model's likelihood type.
+Models with several outcome levels (a multinomial or an ordinal likelihood) give the
+probability of each level on the grid and its Jacobian in the estimable parameters through
+their likelihood's ``mean`` and ``mean_jacobian`` (:func:`level_probabilities`); a model whose
+likelihood cannot may register its own function in :data:`OUTCOME_PROBABILITIES`.
 
 References
 ----------
@@ -42,7 +42,7 @@ import pandas as pd
 from scipy import stats
 
 from ..families import Binomial, Poisson
-from ..likelihoods import GLMLikelihood, MultinomialLikelihood, likelihood_of
+from ..likelihoods import GLMLikelihood, likelihood_of
 from ..links import Identity, Log, Logit
 from . import emmeans_contrasts as C
 from .emmeans_grid import formula_variables, reference_grid
@@ -52,23 +52,41 @@ WEIGHTS = ("equal", "proportional", "outer", "cells")
 MODES = ("prob", "mean.class")
 
 
-def multinomial_probabilities(res, X: np.ndarray, offset: np.ndarray | None
-                              ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-level probabilities of a multinomial logit on the grid rows and their Jacobian in
-    the estimable coefficients (level-major), levels in the order of ``res.levels``."""
+def level_probabilities(res, X: np.ndarray, offset: np.ndarray | None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-level probabilities of a fit with several outcome levels on the grid's design rows
+    and their Jacobian in the estimable parameters, from the model's likelihood (``mean`` and
+    ``mean_jacobian``), levels in the order of ``res.levels`` (``res.natural_order``).
+
+    Parameters
+    ----------
+    res : results
+        ``flat_params``, ``estimable`` (per design column and equation, or per parameter when
+        parameters beyond the coefficients follow them, as an ordinal fit's thresholds),
+        ``n_equations`` and ``natural_order``.
+    X : ndarray of shape (g, k)
+        The grid's design rows (every design column).
+    offset : ndarray of shape (g,) or None
+
+    Returns
+    -------
+    P : ndarray of shape (g, K)
+    J : ndarray of shape (g, K, n_estimable)
+    """
     lik = likelihood_of(res.model)
     keep = res.estimable
+    cols = keep[:X.shape[1]]
     b = res.flat_params[np.tile(keep, res.n_equations)]
-    P = lik.mean(X[:, keep], b, offset)
-    J = lik.mean_jacobian(X[:, keep], b, offset)
-    fit_order = [res.ref, *res.params.columns]
-    order = [fit_order.index(level) for level in res.levels]
+    P = lik.mean(X[:, cols], b, offset)
+    J = lik.mean_jacobian(X[:, cols], b, offset)
+    order = res.natural_order
     return P[:, order], J[:, order, :]
 
 
-#: How a model with several outcome levels gives the probabilities of its levels on the grid,
-#: by likelihood type: ``fn(res, X, offset) -> (P (g, K), J (g, K, n_estimable))``.
-OUTCOME_PROBABILITIES: dict[type, Callable] = {MultinomialLikelihood: multinomial_probabilities}
+#: Overrides of :func:`level_probabilities` by likelihood type, for a model whose likelihood's
+#: ``mean``/``mean_jacobian`` do not give its levels' probabilities in the estimable
+#: parameters: ``fn(res, X, offset) -> (P (g, K), J (g, K, n_estimable))``.
+OUTCOME_PROBABILITIES: dict[type, Callable] = {}
 
 
 class Scale:
@@ -273,10 +291,7 @@ def _grid_values(res, lik, grid, mode: str | None) -> tuple[list, np.ndarray, np
     variables = [(v.name, v.values) for v in grid.variables]
     counts = grid.counts
     if lik.n_outputs > 1:
-        fn = OUTCOME_PROBABILITIES.get(type(lik))
-        if fn is None:
-            raise ValueError(f"emmeans has no probabilities for {type(res.model).__name__} "
-                             "fits yet")
+        fn = OUTCOME_PROBABILITIES.get(type(lik), level_probabilities)
         P, J = fn(res, X, off)
         K = P.shape[1]
         if mode == "mean.class":
