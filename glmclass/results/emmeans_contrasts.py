@@ -144,6 +144,8 @@ def adjusted(z: np.ndarray, corr: np.ndarray, n_means: int, adjust: str, level: 
     """
     dist = stats.norm if not np.isfinite(df) else stats.t(df)
     m = z.size
+    if m == 0:  # one mean in the group: nothing to compare
+        return np.empty(0), np.nan
     raw = 2.0 * dist.sf(np.abs(z))
     alpha = 1.0 - level
     bonf_q = float(dist.isf(alpha / (2.0 * m)))

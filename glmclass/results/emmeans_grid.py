@@ -11,8 +11,9 @@ they belong to.
 
 The design rows of the grid come from the model's stored formula design
 (:meth:`glmclass.data.model_data.ModelData.new_rows`), so every term (interactions, ``I()``,
-transforms, ``offset()``) is evaluated at the grid's values. The facts the grid needs (levels,
-means, ranges, counts) come from one pass over the rows
+transforms, ``offset()``) is evaluated at the grid's values; an offset given as an array
+(``offset=``, ``exposure=``), not by the formula, is 0 on the grid. The facts the grid needs
+(levels, means, ranges, counts) come from one pass over the rows
 (:meth:`~glmclass.data.model_data.ModelData.reduce_rows`), so a Dask-fitted model builds the
 same grid as the in-memory one.
 
