@@ -205,6 +205,8 @@ def _mvt(z: np.ndarray, corr: np.ndarray, level: float) -> tuple[np.ndarray, flo
 def level_label(name: str, value) -> str:
     """A level's label in contrasts: numeric levels carry the variable's name (``smoke0``),
     as emmeans."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)  # a covariate's value 20.0 reads age20, as R prints it
     text = str(value)
     try:
         float(text)

@@ -280,6 +280,16 @@ def test_two_valued_covariate_is_kept_as_its_values(birthwt):
                                by_ht.groupby("race", sort=False)["emmean"].mean(), rtol=1e-12)
 
 
+def test_covariate_values_as_a_grid_dimension(logit):
+    """at={"age": [20, 30]} makes age a dimension: with age additive, the contrast of its two
+    values is -10 times its coefficient, with that coefficient's standard error times 10."""
+    e = gc.emmeans(logit, "age", by="race", at={"age": [20, 30]})
+    frame = e.contrast("pairwise", "none").summary_frame()
+    assert list(frame["contrast"]) == ["age20 - age30"] * 3
+    np.testing.assert_allclose(frame["estimate"], -10 * logit.params["age"], rtol=1e-12)
+    np.testing.assert_allclose(frame["SE"], 10 * logit.bse["age"], rtol=1e-12)
+
+
 def test_plot_draws_one_interval_per_mean(logit):
     import matplotlib
 
