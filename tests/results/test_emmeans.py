@@ -97,6 +97,16 @@ def test_weights(logit, ref, weights, key):
     check(frame, ref["birthwt"]["weights"][key], ["emmean", *MEAN_COLS])
 
 
+@pytest.mark.parametrize("weights", ["equal", "proportional", "outer", "cells"])
+def test_weights_over_two_interacting_factors(birthwt, ref, weights):
+    """Means of ht averaged over race and smoke, which interact: "outer" (products of the
+    margins) and "proportional" (the joint frequencies) differ."""
+    want = ref["birthwt"]["weights3"]
+    res = gc.Logit.from_formula(want["formula"], birthwt).fit()
+    frame = gc.emmeans(res, "ht", weights=weights).summary_frame()
+    check(frame, want[weights], ["emmean", *MEAN_COLS])
+
+
 def test_cells_weights_differ_by_level(logit, ref):
     frame = gc.emmeans(logit, "smoke", weights="cells").summary_frame()
     check(frame, ref["birthwt"]["weights"]["smoke_cells"], ["emmean", *MEAN_COLS])

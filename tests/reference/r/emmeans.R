@@ -112,6 +112,12 @@ for (lk in c("probit", "cloglog")) {
   birthwt$links[[lk]] <- list(race_response = emm(emmeans(f2, ~ race, type = "response")),
                               race = emm(emmeans(f2, ~ race)))
 }
+## three factors: "outer" and "proportional" differ when two factors are averaged over
+bw$ht <- factor(bw$ht)
+f3 <- polish(glm(low ~ race * smoke + ht, binomial, bw, control = ctl))
+birthwt$weights3 <- list(formula = "low ~ C(race) * C(smoke) + C(ht)")
+for (w in c("equal", "proportional", "outer", "cells"))
+  birthwt$weights3[[w]] <- emm(emmeans(f3, ~ ht, weights = w))
 g <- glm(bwt ~ race * smoke + age, gaussian, bw)
 birthwt$gaussian <- list(formula = "bwt ~ C(race) * C(smoke) + age",
                          race = emm(emmeans(g, ~ race)),
