@@ -278,6 +278,25 @@ def test_dask_fit_equals_in_memory(birthwt):
                                    rtol=1e-10)
 
 
+def test_dask_multinomial_equals_in_memory():
+    import dask
+    import dask.dataframe as dd
+
+    hs = pd.read_csv(REF / "data" / "housing.csv")
+    hs["Sat"] = pd.Categorical(hs["Sat"], categories=["Low", "Medium", "High"], ordered=True)
+    ddf = dd.from_pandas(hs, npartitions=3)
+    with dask.config.set(scheduler="sync"):
+        a = gc.MNLogit.from_formula("Sat ~ Infl + Type + Cont", hs,
+                                    freq_weights=hs["Freq"]).fit()
+        b = gc.MNLogit.from_formula("Sat ~ Infl + Type + Cont", ddf,
+                                    freq_weights=ddf["Freq"]).fit()
+        for kw in (dict(specs="Sat | Infl"), dict(specs="Infl", weights="cells",
+                                                  mode="mean.class")):
+            fa, fb = gc.emmeans(a, **kw).summary_frame(), gc.emmeans(b, **kw).summary_frame()
+            num = fa.select_dtypes("number").columns
+            np.testing.assert_allclose(fb[num], fa[num], rtol=1e-10)
+
+
 # --- the grid, plots and errors ------------------------------------------------------------------
 def test_two_valued_covariate_is_kept_as_its_values(birthwt):
     """emmeans' cov.keep = "2": a numeric 0/1 column is a grid dimension (averaged with equal
