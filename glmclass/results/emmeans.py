@@ -417,8 +417,6 @@ def emmeans(res, specs, by=None, at: dict | None = None, type: str = "link",  # 
     levels, est, G = _averaged(variables, h, J, counts, names + by_names, weights)
     if lik.n_outputs > 1:
         scale = Scale(mode or "prob")
-        if mode == "mean.class":
-            scale = Scale("mean.class")
     elif type == "response" and isinstance(lik, GLMLikelihood):
         scale = _response_scale(lik)
     else:
