@@ -18,6 +18,7 @@ import pandas as pd
 from .. import links as L
 from ..errors import GlmclassWarning
 from ..numerics import laplace
+from ..numerics.laplace_approx import LaplaceApproximation
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.irls import Control
 from ..summary import Summary, modelled_line
@@ -135,6 +136,16 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         constant shared by models with the same flat coefficients.
         """
         return float(self._post.log_evidence)
+
+    @cached_property
+    def laplace(self) -> LaplaceApproximation:
+        """The Laplace approximation of the posterior as :func:`glmclass.laplace` gives it: its
+        ``mode`` (on the non-aliased columns), ``precision`` A = S_0^-1 + X'RX and
+        ``log_normaliser``, which is :attr:`log_evidence`."""
+        keep = ~self._fit.aliased
+        return LaplaceApproximation(self.params.to_numpy()[keep], self._post.hessian,
+                                    self.log_posterior, None, "exact (penalised IRLS)",
+                                    bool(self.converged), int(self.n_iter))
 
     @cached_property
     def log_prior(self) -> float:
