@@ -42,8 +42,17 @@ class MLEGLM(GLMBase):
             cov_type: str = "nonrobust", cov_kwds: dict | None = None, disp: bool = False,
             *, learning_rate: float | None = None, schedule: str = "constant",
             batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
-            seed=None, variance_reduction: bool = True) -> GLMResults:
-        """Maximum-likelihood fit.
+            seed=None, variance_reduction: bool = True, shuffle: bool = True,
+            history: str = "epoch") -> GLMResults:
+        """Maximum-likelihood fit: IRLS by default, or the chapter's gradient loops.
+
+        With ``method="gd" | "sgd" | "minibatch"`` the fit starts from the intercept-only fit
+        (zero slopes, the intercept at the link of the mean response) unless ``start_params``
+        is given, and ``results.history`` is the deviance after each epoch (or each step with
+        ``history="step"``): the deviance is 2N times the notes' mean cross-entropy
+        ``-(1/N) sum [t ln y + (1 - t) ln(1 - y)]`` (with weights, 2 sum_n w_n times the
+        weighted mean). ``variance_reduction=False`` gives the notes' plain SGD, said so in
+        the summary.
 
         Parameters
         ----------
@@ -67,12 +76,19 @@ class MLEGLM(GLMBase):
             (``results.separation`` is then None).
         learning_rate, schedule, batch_size, max_epochs, gtol, seed, variance_reduction
             Gradient methods only (keyword-only): the step on the mean loss (default: line
-            search for "gd", 1/(4L) for the stochastic methods), its decay per epoch
+            search for "gd", 1/(4L) for the stochastic methods; a callable ``k -> eta_k`` of
+            the update count k = 0, 1, ... is a schedule of its own), its decay per epoch
             ("constant", "inverse_sqrt", "inverse"), rows per step for "minibatch" (default
             32), the epoch limit, the tolerance on the largest entry of the mean gradient, the
-            seed of the row order, and the SVRG correction of the stochastic steps. ``maxiter``
-            and ``tol`` apply to IRLS and Newton only. Standard errors come from the Hessian
-            at the point reached.
+            seed of the row order, and the SVRG correction of the stochastic steps (False:
+            plain SGD). ``maxiter`` and ``tol`` apply to IRLS and Newton only. Standard errors
+            come from the Hessian at the point reached.
+        shuffle : bool, default True
+            Stochastic methods: a fresh random row order each epoch, or (False) the rows in
+            their order, as the notes' loops and the perceptron.
+        history : {"epoch", "step"}
+            Stochastic methods: record the deviance after each epoch, or after each step (one
+            full pass over the rows per step: for small teaching data).
         cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
             Covariance of the estimates behind ``bse``, ``pvalues``, ``conf_int``, Wald tests,
             predictions and marginal effects: the inverse ``information`` (times the
@@ -110,7 +126,8 @@ class MLEGLM(GLMBase):
         check_option("method", method, ("irls", "newton") + GD.METHODS)
         grad = GF.options(method, learning_rate=learning_rate, schedule=schedule,
                           batch_size=batch_size, max_epochs=max_epochs, gtol=gtol, seed=seed,
-                          variance_reduction=variance_reduction)
+                          variance_reduction=variance_reduction, shuffle=shuffle,
+                          history=history)
         check_option("information", information, ("observed", "expected"))
         check_option("on_separation", on_separation, ("warn", "raise", "ignore"))
         start = check_start(start_params, self.exog_names)

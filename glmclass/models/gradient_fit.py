@@ -26,10 +26,14 @@ LABELS = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
 @dataclass(frozen=True)
 class GradientFit(IRLSFit):
     """An :class:`~glmclass.solvers.irls.IRLSFit` reached by a gradient method, with the
-    gradient norms per epoch and the learning rate used."""
+    gradient norms per epoch (or step), the learning rate used, what one entry of the history
+    is (``history_unit``: "iteration", "epoch" or "step") and whether the stochastic steps were
+    plain SGD (no variance reduction)."""
 
     grad_norms: tuple = ()
     learning_rate: float = np.nan
+    history_unit: str = "iteration"
+    plain: bool = False
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,15 @@ class MultinomialGradientFit(NewtonFit):
 
     grad_norms: tuple = ()
     learning_rate: float = np.nan
+    history_unit: str = "iteration"
+    plain: bool = False
 
 
 HINT = ("raise max_epochs, lower the learning rate, keep variance_reduction=True, or "
         "standardise the columns")
 DEFAULTS = {"learning_rate": None, "schedule": "constant", "batch_size": None,
-            "max_epochs": None, "gtol": 1e-6, "seed": None, "variance_reduction": True}
+            "max_epochs": None, "gtol": 1e-6, "seed": None, "variance_reduction": True,
+            "shuffle": True, "history": "epoch"}
 
 
 def options(method: str, **given) -> dict:
@@ -134,7 +141,7 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Gr
     coef[keep] = b
     return GradientFit(coef, 2.0 * run.loss, gram, aliased, run.n_epochs, run.converged,
                        run.history, run.message, grad_norms=run.grad_norms,
-                       learning_rate=run.learning_rate)
+                       learning_rate=run.learning_rate, **_labels(control))
 
 
 def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
@@ -149,4 +156,11 @@ def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
     f, g, h = multinomial_deviance(blocks, model.K)(run.coef, True)
     return MultinomialGradientFit(run.coef, f, g, h, run.n_epochs, run.converged, run.history,
                                   run.message, grad_norms=run.grad_norms,
-                                  learning_rate=run.learning_rate)
+                                  learning_rate=run.learning_rate, **_labels(control))
+
+
+def _labels(control) -> dict:
+    """What one history entry is, and whether the stochastic steps were plain SGD."""
+    unit = "iteration" if control.method == "gd" else control.history
+    return {"history_unit": unit,
+            "plain": control.method != "gd" and not control.variance_reduction}

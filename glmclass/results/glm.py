@@ -34,15 +34,24 @@ _GRADIENT = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
              "minibatch": "mini-batch gradient descent"}
 
 
-def gradient_note(method: str, converged: bool) -> str | None:
-    """The summary note of a fit by a gradient method: where its standard errors come from
-    (None for IRLS and Newton)."""
+def gradient_note(method: str, converged: bool, plain: bool = False) -> str | None:
+    """The summary note of a fit by a gradient method: where its standard errors come from,
+    and whether its stochastic steps were plain SGD (None for IRLS and Newton)."""
     if method not in _GRADIENT:
         return None
     where = "the estimate it converged to" if converged else \
         "the point it stopped at (it did not converge: these are not the MLE's)"
-    return f"Fit by {_GRADIENT[method]}; standard errors from the Hessian of the " \
+    how = " (plain, without variance reduction)" if plain else ""
+    return f"Fit by {_GRADIENT[method]}{how}; standard errors from the Hessian of the " \
            f"log-likelihood at {where}."
+
+
+def history_series(history, fit) -> pd.Series:
+    """A deviance history, indexed from 1 by what one entry is (``iteration``, ``epoch`` or
+    ``step``: the fit record's ``history_unit``)."""
+    unit = getattr(fit, "history_unit", "iteration")
+    return pd.Series(history, index=pd.RangeIndex(1, len(history) + 1, name=unit),
+                     name="deviance", dtype=float)
 
 
 class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
@@ -225,10 +234,9 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
 
     @property
     def history(self) -> pd.Series:
-        """Deviance after each iteration (IRLS, Newton) or epoch (gradient methods)."""
-        return pd.Series(self.fit_history, index=pd.RangeIndex(1, len(self.fit_history) + 1,
-                                                               name="iteration"),
-                         name="deviance", dtype=float)
+        """Deviance after each iteration (IRLS, Newton, "gd"), epoch or step (stochastic
+        methods, ``history="epoch"|"step"``); the index is named by which."""
+        return history_series(self.fit_history, self._fit)
 
     @property
     def gradient_norms(self) -> pd.Series | None:
@@ -237,7 +245,8 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         norms = getattr(self._fit, "grad_norms", None)
         if norms is None:
             return None
-        return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name="iteration"),
+        unit = getattr(self._fit, "history_unit", "iteration")
+        return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name=unit),
                          name="grad_norm", dtype=float)
     def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
         """Confidence intervals of the coefficients.
@@ -375,7 +384,8 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
             header.append(("Rows dropped (missing)", m.data.n_dropped))
         notes = [self.cov_spec.describe(self.information)]
         if self.method in _GRADIENT:
-            notes.append(gradient_note(self.method, self.converged))
+            notes.append(gradient_note(self.method, self.converged,
+                                       getattr(self._fit, "plain", False)))
         if self.aliased:
             notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
