@@ -19,7 +19,11 @@ from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
 from ..numerics.least_squares import indicator_lstsq, one_hot
-from ..results.discriminant_functions import FisherResults, LeastSquaresResults
+from ..results.discriminant_functions import (
+    FisherMultiResults,
+    FisherResults,
+    LeastSquaresResults,
+)
 from ..rows.blocks import Block
 from .base import Model, check_option
 from .class_setup import CodedRows
@@ -103,18 +107,24 @@ class LeastSquaresClassifier(CodedRows, Model):
 
 
 class FisherDiscriminant(CodedRows, Model):
-    """Fisher's linear discriminant for two classes.
+    """Fisher's linear discriminant for two or more classes.
 
-    The projection $y = w^\\top x$ that maximises the ratio of the between-class to the
-    within-class variance of the projected data is $w \\propto S_W^{-1}(m_2 - m_1)$, with
-    $m_k$ the class means and $S_W$ the pooled within-class scatter matrix (PRML eq. 4.30); a
-    threshold on $y$ turns it into a classifier.
+    Two classes: the projection $y = w^\\top x$ that maximises the ratio of the between-class
+    to the within-class variance of the projected data is $w \\propto S_W^{-1}(m_2 - m_1)$,
+    with $m_k$ the class means and $S_W$ the pooled within-class scatter matrix (PRML eq.
+    4.30); a threshold on $y$ turns it into a classifier.
+
+    K > 2 classes (PRML §4.1.6): the $D' = \\min(K - 1, D)$ projections $y = W^\\top x$ that
+    maximise $J(W) = \\mathrm{Tr}[(W^\\top S_W W)^{-1} W^\\top S_B W]$, $S_B = \\sum_k N_k
+    (m_k - m)(m_k - m)^\\top$ (eq. 4.43, 4.50): the leading eigenvectors of $S_W^{-1} S_B$,
+    found as the generalized symmetric eigenproblem $S_B w = \\lambda S_W w$ (no inverse);
+    :meth:`fit` returns a :class:`~glmclass.results.discriminant_functions.FisherMultiResults`.
 
     Parameters
     ----------
     endog : array-like of shape (n_obs,)
-        Exactly two classes; the first level (Categorical order, else sorted) is $C_1$, the
-        second $C_2$.
+        Two or more classes; the first level (Categorical order, else sorted) is $C_1$, the
+        second $C_2$, and so on.
     exog : array-like of shape (n_obs, D)
         Features (a formula's intercept column is dropped: a constant is no feature).
     missing : {"drop", "raise"}
@@ -122,9 +132,15 @@ class FisherDiscriminant(CodedRows, Model):
     Notes
     -----
     The direction is the one of two-class LDA (MASS's ``lda`` scaling, up to scale) and of
-    least squares with targets N/N_1 and -N/N_2 (PRML §4.1.5); Fisher's criterion alone fixes
-    no threshold: ``fit(threshold="midpoint")`` uses the midpoint of the projected class means,
-    ``"lda"`` the Gaussian shared-covariance boundary with the class frequencies as priors.
+    least squares with targets N/N_1 and -N/N_2 (PRML §4.1.5). With K classes the directions
+    are those of ``gc.LDA``'s ``scalings`` (MASS's normalisation ``a' Sigma a = 1``), scaled:
+    ``directions`` are normalised ``w' S_W w = 1``, so ``scalings = sqrt(d) directions`` up to
+    sign, with ``d = N`` (``LDA().fit(cov="mle")``) or ``N - K`` (``cov="unbiased"``); LDA's
+    ``svd**2`` is ``eigenvalues`` times ``N / K`` (mle) or ``(N - K) / (K - 1)`` (unbiased).
+    Fisher's criterion alone fixes no threshold: ``fit(threshold="midpoint")`` uses the
+    midpoint of the projected class means, ``"lda"`` the Gaussian shared-covariance boundary
+    with the class frequencies as priors (two classes; K classes go to the nearest projected
+    class mean).
 
     References
     ----------
@@ -146,48 +162,65 @@ class FisherDiscriminant(CodedRows, Model):
             from .class_parts import class_counts, multiclass_rows
 
             rows = multiclass_rows(data)
-            self._check_classes(rows.levels, name, lambda: class_counts(rows.source, 2))
+            self._check_classes(rows.levels, name,
+                                lambda: class_counts(rows.source, len(rows.levels)))
             self.endog, self.levels, self._rows_source = rows.codes, rows.levels, rows.source
             return
         check_finite(data)
         codes, levels = multiclass_response(data.endog, name)
-        self._check_classes(levels, name, lambda: np.bincount(codes, minlength=2))
+        self._check_classes(levels, name, lambda: np.bincount(codes, minlength=len(levels)))
         self.endog = codes
         self.levels = list(levels)
 
     @staticmethod
     def _check_classes(levels: list, name: str, counts) -> None:
-        """Two classes of at least two rows each (``counts()`` is a pass over the rows)."""
-        if len(levels) != 2:
+        """Two or more classes of at least two rows each (``counts()`` is a pass over the
+        rows)."""
+        if len(levels) < 2:
             raise ValueError(
-                f"endog: FisherDiscriminant separates two classes, but the response {name!r} "
-                f"has {len(levels)} levels ({', '.join(map(repr, levels[:5]))}"
-                f"{', ...' if len(levels) > 5 else ''}); use gc.LDA for several classes (its "
-                "scalings are Fisher's multiclass directions), or recode the response")
+                f"endog: FisherDiscriminant separates two or more classes, but the response "
+                f"{name!r} has {len(levels)} level(s) ({', '.join(map(repr, levels[:5]))}); "
+                "give data with at least two classes")
         counts = counts()
         if np.any(counts < 2):
             lv = levels[int(np.argmin(counts))]
             raise ValueError(f"class {lv!r} of {name!r} has {int(counts.min())} observation(s): "
                              "a within-class scatter needs at least two per class")
 
-    def fit(self, threshold: str = "midpoint") -> FisherResults:
-        """Fisher's direction and a threshold on the projection.
+    @property
+    def K(self) -> int:
+        """Number of classes."""
+        return len(self.levels)
+
+    def fit(self, threshold: str = "midpoint") -> FisherResults | FisherMultiResults:
+        """Fisher's direction and a threshold on the projection (two classes), or the K - 1
+        discriminant directions (K classes).
 
         Parameters
         ----------
         threshold : {"midpoint", "lda"}
-            ``"midpoint"``: halfway between the projected class means, $w^\\top(m_1 + m_2)/2$.
-            ``"lda"``: the boundary of two-class LDA with the pooled maximum-likelihood
-            covariance and the class frequencies as priors (then ``predict`` agrees with
-            ``gc.LDA``).
+            Two classes only. ``"midpoint"``: halfway between the projected class means,
+            $w^\\top(m_1 + m_2)/2$. ``"lda"``: the boundary of two-class LDA with the pooled
+            maximum-likelihood covariance and the class frequencies as priors (then
+            ``predict`` agrees with ``gc.LDA``). With K > 2 classes a point goes to the
+            nearest projected class mean (``"midpoint"`` generalised); ``"lda"`` is refused.
 
         Returns
         -------
-        FisherResults
+        FisherResults or FisherMultiResults
+            For two classes, or for more.
         """
         check_option("threshold", threshold, ("midpoint", "lda"))
-        mom = nd.class_moments(self.row_source(), 2)
+        k = self.K
+        mom = nd.class_moments(self.row_source(), k)
         within = mom.within
+        if k > 2:
+            if threshold != "midpoint":
+                raise ValueError("threshold='lda' is the two-class rule; with "
+                                 f"{k} classes FisherDiscriminant assigns the nearest projected "
+                                 "class mean: leave threshold='midpoint', or use gc.LDA")
+            _singular(within, self.exog_names)
+            return FisherMultiResults(self, mom)
         diff = mom.means[1] - mom.means[0]
         names = self.exog_names
         _singular(within, names)
@@ -196,6 +229,8 @@ class FisherDiscriminant(CodedRows, Model):
         return FisherResults(self, mom, raw, threshold)
 
     def __repr__(self) -> str:
+        if self.K > 2:
+            return f"<FisherDiscriminant: {self.K} classes, nobs={self.exog.shape[0]}>"
         return f"<FisherDiscriminant: {self.levels[0]!r} vs {self.levels[1]!r}, " \
                f"nobs={self.exog.shape[0]}>"
 

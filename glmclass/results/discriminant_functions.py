@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
+from scipy import linalg
 
 from ..data.model_data import output_index
 from ..numerics.discriminant import ClassMoments
@@ -21,6 +22,10 @@ from ..summary import Summary
 from .base import check_which, num
 from .dask import RowOutputs, new_rows_of, rows_of
 from .io import SaveMixin
+
+#: Discriminants whose eigenvalue is below this share of the largest are dropped (class means
+#: spanning fewer than K - 1 dimensions).
+EIGEN_TOL = 1e-10
 
 NO_PROB = ("{model} estimates no class probabilities: {why}. Use which='score' (or 'class'), "
             "or a probabilistic model (gc.Logit, gc.MNLogit, gc.LDA) for probabilities")
@@ -231,7 +236,13 @@ class FisherResults(RowOutputs, SaveMixin,
         $S_W = \\sum_k \\sum_{n \\in C_k} (x_n - m_k)(x_n - m_k)^\\top$.
     criterion : float
         Fisher's criterion at w: $(w^\\top(m_2 - m_1))^2 / (w^\\top S_W w)$, the largest over
-        all directions.
+        all directions (PRML eq. 4.26, $S_B = (m_2 - m_1)(m_2 - m_1)^\\top$).
+    directions : pandas.DataFrame of shape (D, 1)
+        The same direction normalised $w^\\top S_W w = 1$ (column ``LD1``), as the K-class
+        :class:`FisherMultiResults`.
+    eigenvalues : pandas.Series
+        The one non-zero eigenvalue of $S_W^{-1} S_B$ with the K-class $S_B = \\sum_k N_k
+        (m_k - m)(m_k - m)^\\top$ (eq. 4.43): ``N_1 N_2 / N * criterion``.
     counts : pandas.Series
     nobs : int
     """
@@ -252,6 +263,12 @@ class FisherResults(RowOutputs, SaveMixin,
         self.projected_means = pd.Series(proj, index=lev, name="projected_mean")
         diff = proj[1] - proj[0]
         self.criterion = float(diff * diff / (w @ mom.within @ w))
+        ld = pd.Index(["LD1"])
+        self.directions = pd.DataFrame((raw / np.sqrt(raw @ mom.within @ raw))[:, None],
+                                       index=feats, columns=ld)
+        n1, n2 = mom.counts
+        self.eigenvalues = pd.Series([n1 * n2 / (n1 + n2) * self.criterion], index=ld,
+                                     name="eigenvalue")
         self.threshold_kind = threshold
         mid = float(proj.mean())
         if threshold == "midpoint":
@@ -333,3 +350,147 @@ class FisherResults(RowOutputs, SaveMixin,
 
     def __repr__(self) -> str:
         return f"<FisherResults: {self.levels[0]!r} vs {self.levels[1]!r}, nobs={self.nobs}>"
+
+
+class FisherMultiResults(RowOutputs, SaveMixin,
+                         rows={"predict": new_rows_of, "transform": new_rows_of}):
+    """A fitted :class:`~glmclass.FisherDiscriminant` of K > 2 classes (PRML §4.1.6).
+
+    Attributes
+    ----------
+    model : FisherDiscriminant
+    levels : list
+    directions : pandas.DataFrame of shape (D, D')
+        W: one column per discriminant (``LD1``, ``LD2``, ...), the eigenvectors of
+        $S_W^{-1} S_B$ by decreasing eigenvalue, normalised $w^\\top S_W w = 1$ (so
+        $W^\\top S_W W = I$), each signed so that the last class's projected mean is above the
+        first's. $D' = \\min(K - 1, D)$, less when the class means span fewer dimensions.
+        ``gc.LDA``'s ``scalings`` are ``sqrt(N) W`` (``cov="mle"``) or ``sqrt(N - K) W``
+        (``cov="unbiased"``), up to the sign of each column.
+    eigenvalues : pandas.Series
+        The eigenvalues $\\lambda_j$ of $S_W^{-1} S_B$ (of $S_B w = \\lambda S_W w$), by
+        discriminant. ``LDA.svd**2`` is ``eigenvalues * N / K`` (mle) or ``* (N - K) / (K - 1)``
+        (unbiased).
+    criterion : float
+        $J(W) = \\mathrm{Tr}[(W^\\top S_W W)^{-1} W^\\top S_B W]$ (PRML eq. 4.50) at the
+        directions: the sum of the eigenvalues, the largest over all D' projections.
+    within_scatter, between_scatter : pandas.DataFrame of shape (D, D)
+        $S_W = \\sum_k \\sum_{n \\in C_k} (x_n - m_k)(x_n - m_k)^\\top$ (eq. 4.40) and
+        $S_B = \\sum_k N_k (m_k - m)(m_k - m)^\\top$ (eq. 4.43).
+    means : pandas.DataFrame
+        Class means (levels x features).
+    projected_means : pandas.DataFrame
+        $W^\\top m_k$ (levels x discriminants).
+    counts : pandas.Series
+    nobs : int
+    """
+
+    def __init__(self, model, mom: ClassMoments) -> None:
+        d = model.data
+        self.model = model
+        self.levels = list(model.levels)
+        feats = pd.Index(d.exog_names)
+        lev = pd.Index(self.levels, name=d.endog_name)
+        counts = mom.counts
+        centred = mom.means - counts @ mom.means / counts.sum()
+        between = (centred * counts[:, None]).T @ centred
+        within = mom.within
+        lam, vecs = linalg.eigh(between, within)  # S_B w = lambda S_W w, w' S_W w = 1
+        lam, vecs = lam[::-1], vecs[:, ::-1]
+        top = min(len(self.levels) - 1, vecs.shape[0])
+        rank = int(np.sum(lam[:top] > EIGEN_TOL * max(lam[0], 0.0))) if lam[0] > 0 else 0
+        W = vecs[:, :rank]
+        W = W * np.where((mom.means[-1] - mom.means[0]) @ W < 0, -1.0, 1.0)
+        ld = pd.Index([f"LD{j + 1}" for j in range(rank)])
+        self.directions = pd.DataFrame(W, index=feats, columns=ld)
+        self.eigenvalues = pd.Series(lam[:rank], index=ld, name="eigenvalue")
+        sw, sb = W.T @ within @ W, W.T @ between @ W
+        self.criterion = float(np.trace(np.linalg.solve(sw, sb))) if rank else 0.0
+        self.within_scatter = pd.DataFrame(within, index=feats, columns=feats)
+        self.between_scatter = pd.DataFrame(between, index=feats, columns=feats)
+        self.means = pd.DataFrame(mom.means, index=lev, columns=feats)
+        self.projected_means = pd.DataFrame(mom.means @ W, index=lev, columns=ld)
+        self.counts = pd.Series(counts.astype(int), index=lev, name="count")
+        self.nobs = int(counts.sum())
+        self.formula = d.formula
+
+    def transform(self, exog=None) -> pd.DataFrame:
+        """The projections $y = W^\\top x$ (in-sample, or of new data), one column per
+        discriminant. Not centred: ``gc.LDA.transform`` subtracts the mean first."""
+        return self.predict(exog, which="linear")
+
+    def _scores(self, Y: np.ndarray) -> np.ndarray:
+        """Minus the squared distance of each projection to each projected class mean."""
+        mu = self.projected_means.to_numpy()
+        return -(np.sum(Y * Y, axis=1)[:, None] - 2.0 * Y @ mu.T + np.sum(mu * mu, axis=1))
+
+    def predict(self, exog=None, which: str = "class"):
+        """Labels, the closeness to each class, or the projections.
+
+        Parameters
+        ----------
+        exog : pandas.DataFrame or array-like, optional
+        which : {"class", "score", "linear"}
+            ``"class"``: the class whose projected mean is nearest (Euclidean in the
+            discriminant space, where $W^\\top S_W W = I$: LDA with equal priors on the
+            D' discriminants); ``"score"``: minus the squared distance to each projected
+            class mean (a DataFrame, one column per class); ``"linear"``: the projections
+            $W^\\top x$ (:meth:`transform`). ``"prob"`` raises.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        if which in ("prob", "mean"):
+            raise ValueError(NO_PROB.format(
+                model="FisherDiscriminant",
+                why="its criterion gives directions, not a probability model (gc.LDA adds "
+                    "the Gaussian model that gives one)"))
+        check_which(which, ("class", "score", "linear"))
+        X, index = new_rows(self.model, exog)
+        Y = X @ self.directions.to_numpy()
+        if which == "linear":
+            return pd.DataFrame(Y, index=index, columns=self.directions.columns)
+        scores = self._scores(Y)
+        if which == "score":
+            return pd.DataFrame(scores, index=index, columns=pd.Index(self.levels, name="level"))
+        bad = np.isnan(scores).any(axis=1)
+        codes = np.argmax(np.where(bad[:, None], 0.0, scores), axis=1)
+        return labels_of(self.levels, codes, bad, index)
+
+    @cached_property
+    def training_error(self) -> float:
+        """Fraction of the training rows misclassified."""
+        return error_rate(self.pred_table())
+
+    def pred_table(self) -> pd.DataFrame:
+        """Confusion table of the training data: rows observed, columns predicted."""
+        W, k = self.directions.to_numpy(), len(self.levels)
+
+        def one(b: Block) -> np.ndarray:
+            table = np.zeros((k, k))
+            np.add.at(table, (b.y, np.argmax(self._scores(b.X @ W), axis=1)), 1.0)
+            return table
+
+        table = self.model.row_source().reduce(one, np.zeros((k, k))).astype(int)
+        lab = pd.Index(self.levels)
+        return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
+
+    def summary(self) -> Summary:
+        """Report: header, the directions with their eigenvalues, the projected means."""
+        m = self.model
+        header = [("Dep. Variable", m.data.endog_name), ("Model", "FisherDiscriminant"),
+                  ("No. Classes", len(self.levels)), ("No. Observations", num(self.nobs)),
+                  ("Discriminants", self.directions.shape[1]),
+                  ("Fisher criterion J(W)", self.criterion),
+                  ("Training error", self.training_error)]
+        eig = pd.DataFrame({"eigenvalue": self.eigenvalues,
+                            "share": self.eigenvalues / self.eigenvalues.sum()})
+        notes = ["directions W are eigenvectors of S_W^-1 S_B, normalised W' S_W W = I; a "
+                 "point goes to the class whose projected mean is nearest."]
+        return Summary("Fisher Discriminant Results", header,
+                       [("directions", self.directions), ("eigenvalues", eig),
+                        ("projected class means", self.projected_means)], notes)
+
+    def __repr__(self) -> str:
+        return f"<FisherMultiResults: {len(self.levels)} classes, nobs={self.nobs}>"
