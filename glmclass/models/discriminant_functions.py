@@ -13,12 +13,14 @@ Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
 from ..numerics import discriminant as nd
-from ..numerics.least_squares import indicator_lstsq, one_hot
+from ..numerics.least_squares import indicator_lstsq
 from ..results.discriminant_functions import (
     FisherMultiResults,
     FisherResults,
@@ -42,6 +44,14 @@ class LeastSquaresClassifier(CodedRows, Model):
         Class labels (two or more levels; strings, integers, bool or a Categorical).
     exog : array-like of shape (n_obs, p)
         Design matrix (include a constant column for intercepts; a formula adds one).
+    targets : None, "fisher", dict or array-like, optional
+        The target coding. None: 1-of-K indicators (a point goes to the largest score).
+        ``"fisher"`` (two classes): one output with targets N/N_1 for the first class and
+        -N/N_2 for the second (PRML §4.1.5), whose weights are Fisher's direction
+        $\\propto S_W^{-1}(m_2 - m_1)$ and whose bias is $-w^\\top m$; a point goes to the
+        first class when $y(x) > 0$. A dict ``{level: target}`` or an array of one row per
+        level (a number or a vector each): any coding, a point going to the class whose
+        target is nearest to its scores.
     missing : {"drop", "raise"}
 
     Notes
@@ -60,22 +70,25 @@ class LeastSquaresClassifier(CodedRows, Model):
     Learning*, §4.2.
     """
 
-    def __init__(self, endog, exog, missing: str = "drop") -> None:
-        super().__init__(endog, exog, missing)
+    def __init__(self, endog, exog, targets=None, missing: str = "drop") -> None:
+        super().__init__(endog, exog, missing, targets=targets)
 
-    def _setup(self, data: ModelData) -> None:
+    def _setup(self, data: ModelData, targets=None) -> None:
         if data.exog.shape[1] == 0:
             raise ValueError("the design has no columns: add an intercept or predictors")
         if not data.in_memory:  # rows not in memory (e.g. Dask partitions)
-            from .class_parts import multiclass_rows
+            from .class_parts import class_counts, multiclass_rows
 
             rows = multiclass_rows(data)
             self.endog, self.levels, self._rows_source = rows.codes, rows.levels, rows.source
-            return
-        check_finite(data)
-        codes, levels = multiclass_response(data.endog, data.endog_name)
-        self.endog = codes
-        self.levels = list(levels)
+            counts = lambda: class_counts(rows.source, len(rows.levels))  # noqa: E731
+        else:
+            check_finite(data)
+            codes, levels = multiclass_response(data.endog, data.endog_name)
+            self.endog = codes
+            self.levels = list(levels)
+            counts = lambda: np.bincount(codes, minlength=len(self.levels))  # noqa: E731
+        self.coding, self.target_rule = target_coding(targets, self.levels, counts)
 
     @property
     def K(self) -> int:
@@ -83,11 +96,12 @@ class LeastSquaresClassifier(CodedRows, Model):
         return len(self.levels)
 
     def targets(self) -> np.ndarray:
-        """The 1-of-K target matrix T, shape (n_obs, K)."""
-        k = self.K
+        """The target matrix T, shape (n_obs, M): 1-of-K rows (M = K) unless ``targets``
+        gave another coding."""
+        coding = self.coding
 
         def targets(b: Block) -> np.ndarray:
-            return one_hot(b.y, k)
+            return coding[b.y]
 
         return self.row_source().map(targets)
 
@@ -99,7 +113,7 @@ class LeastSquaresClassifier(CodedRows, Model):
         -------
         LeastSquaresResults
         """
-        fit = indicator_lstsq(self.row_source(), self.K)
+        fit = indicator_lstsq(self.row_source(), self.K, self.coding)
         return LeastSquaresResults(self, fit)
 
     def __repr__(self) -> str:
@@ -233,6 +247,40 @@ class FisherDiscriminant(CodedRows, Model):
             return f"<FisherDiscriminant: {self.K} classes, nobs={self.exog.shape[0]}>"
         return f"<FisherDiscriminant: {self.levels[0]!r} vs {self.levels[1]!r}, " \
                f"nobs={self.exog.shape[0]}>"
+
+
+def target_coding(targets, levels: list, counts) -> tuple[np.ndarray, str]:
+    """The (K, M) target row of each class and the rule that turns scores into a class:
+    ``"argmax"`` (1-of-K), ``"sign"`` (PRML's N/N_1, -N/N_2 coding) or ``"nearest"``
+    (the class whose target row is nearest). ``counts()`` gives the rows per class."""
+    k = len(levels)
+    if targets is None:
+        return np.eye(k), "argmax"
+    if isinstance(targets, str):
+        if targets != "fisher":
+            raise ValueError(f"targets must be None, 'fisher', a dict by level or an array of "
+                             f"one row per level, got {targets!r}")
+        if k != 2:
+            raise ValueError(f"targets='fisher' codes two classes (N/N_1 and -N/N_2), but the "
+                             f"response has {k} levels; use targets=None (1-of-K)")
+        n = np.asarray(counts(), dtype=float)
+        return np.array([[n.sum() / n[0]], [-n.sum() / n[1]]]), "sign"
+    if isinstance(targets, Mapping):
+        unknown = [lv for lv in targets if lv not in levels]
+        missing = [lv for lv in levels if lv not in targets]
+        if unknown or missing:
+            raise ValueError(f"targets: give one target per level {levels}; unknown "
+                             f"{unknown}, missing {missing}")
+        targets = [targets[lv] for lv in levels]
+    try:
+        coding = np.array(targets, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("targets must be numbers: one number or vector per level") from None
+    coding = coding.reshape(k, -1) if coding.ndim == 1 and coding.size == k else coding
+    if coding.ndim != 2 or coding.shape[0] != k or not np.all(np.isfinite(coding)):
+        raise ValueError(f"targets must give one finite target (a number or a vector of one "
+                         f"length) per level {levels}; got shape {np.shape(targets)}")
+    return coding, "nearest"
 
 
 def _singular(within: np.ndarray, names: list[str]) -> None:

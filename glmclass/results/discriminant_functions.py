@@ -16,7 +16,7 @@ from scipy import linalg
 
 from ..data.model_data import output_index
 from ..numerics.discriminant import ClassMoments
-from ..numerics.least_squares import LeastSquaresFit, one_hot
+from ..numerics.least_squares import LeastSquaresFit
 from ..rows.blocks import Block
 from ..summary import Summary
 from .base import check_which, num
@@ -76,9 +76,10 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
     Attributes
     ----------
     model : LeastSquaresClassifier
-    params : pandas.DataFrame of shape (p, K)
-        Coefficients W = X^+ T: rows the design columns, columns the class labels (NaN rows for
-        aliased columns).
+    params : pandas.DataFrame of shape (p, M)
+        Coefficients W = X^+ T: rows the design columns, columns the class labels for 1-of-K
+        targets (``"y"`` for one output, ``t1, t2, ...`` for another coding); NaN rows for
+        aliased columns.
     levels : list
     nobs : int
     rank : int
@@ -94,6 +95,10 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         Whether any fitted score lies outside [0, 1].
     masked_levels : list
         Levels never predicted in-sample: with three or more classes the symptom of masking.
+    masked_share : pandas.Series
+        By level, the share of its own training points that another class takes (the score
+        of another class wins): 1 for a level never predicted, between 0 and 1 where the
+        masking is partial (PRML Fig. 4.5).
     """
 
     def __init__(self, model, fit: LeastSquaresFit) -> None:
@@ -101,7 +106,11 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         self.model = model
         self._fit = fit
         self.levels = list(model.levels)
-        self._cols = pd.Index(self.levels, name="level")
+        self._rule, coding = model.target_rule, model.coding
+        m = coding.shape[1]
+        self._cols = (pd.Index(self.levels, name="level") if self._rule == "argmax"
+                      else pd.Index(["y"] if m == 1 else [f"t{j + 1}" for j in range(m)],
+                                    name="output"))
         self.params = pd.DataFrame(fit.coef, index=pd.Index(d.exog_names), columns=self._cols)
         self.nobs = int(d.nrows)
         self.rank = fit.rank
@@ -109,22 +118,40 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
         self.formula = d.formula
         keep, coef, k = ~fit.aliased, fit.coef[~fit.aliased], len(self.levels)
+        classify = self._classify
 
         def one(b: Block) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            """Scores outside [0, 1], squared residuals per class, the confusion counts."""
+            """Scores outside [0, 1], squared residuals per output, the confusion counts."""
             s = b.X[:, keep] @ coef
             table = np.zeros((k, k))
-            np.add.at(table, (b.y, np.argmax(s, axis=1)), 1.0)
+            np.add.at(table, (b.y, classify(s)), 1.0)
             return (np.sum((s < 0.0) | (s > 1.0), dtype=float),
-                    np.sum((one_hot(b.y, k) - s) ** 2, axis=0), table)
+                    np.sum((coding[b.y] - s) ** 2, axis=0), table)
 
         outside, rss, table = model.row_source().reduce(
-            one, (0.0, np.zeros(k), np.zeros((k, k))))
+            one, (0.0, np.zeros(m), np.zeros((k, k))))
         self.n_outside = int(outside)
         self.outside = self.n_outside > 0
         self.rss = pd.Series(rss, index=self._cols, name="rss")
         self.masked_levels = [lv for lv, c in zip(self.levels, table.sum(axis=0), strict=True)
                               if c == 0]
+        own = table.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = 1.0 - np.diag(table) / own
+        self.masked_share = pd.Series(share, index=pd.Index(self.levels, name="level"),
+                                      name="masked_share")
+
+    def _classify(self, scores: np.ndarray) -> np.ndarray:
+        """Class codes of score rows: the largest score (1-of-K), the sign of the one output
+        (PRML's N/N_1, -N/N_2 coding: positive is the first class), or the nearest target."""
+        if self._rule == "argmax":
+            return np.argmax(scores, axis=1)
+        if self._rule == "sign":
+            return (scores[:, 0] <= 0.0).astype(int)
+        coding = self.model.coding
+        d2 = (np.sum(scores * scores, axis=1)[:, None] - 2.0 * scores @ coding.T
+              + np.sum(coding * coding, axis=1))
+        return np.argmin(d2, axis=1)
 
     @cached_property
     def fittedvalues(self) -> pd.DataFrame:
@@ -153,11 +180,14 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         ----------
         exog : pandas.DataFrame or array-like, optional
             New data through the stored design.
-        which : {"score", "mean", "linear", "class"}
-            ``"score"``: a DataFrame of the K linear scores $x^\\top w_k$ (``"mean"`` and
-            ``"linear"`` give the same: the least-squares estimate of the conditional mean of
-            each indicator, with the identity link); ``"class"``: the label of the largest
-            score. ``"prob"`` raises: the scores are no probabilities.
+        which : {"score", "mean", "linear", "class", "distance"}
+            ``"score"``: a DataFrame of the linear scores $y_k(x) = w_k^\\top x + w_{k0}$
+            (``"mean"`` and ``"linear"`` give the same: the least-squares estimate of the
+            conditional mean of each target, with the identity link); ``"class"``: the label
+            of the largest score (or as the ``targets`` coding says); ``"distance"``: the
+            signed distances $y_k(x) / \\lVert w_k \\rVert$ of x to each surface
+            $y_k(x) = 0$, $w_k$ the weights without the intercept (PRML §4.1.1, eq. 4.7).
+            ``"prob"`` raises: the scores are no probabilities.
 
         Returns
         -------
@@ -169,22 +199,33 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
                 model="LeastSquaresClassifier",
                 why=f"its scores sum to one but are not confined to [0, 1] ({self.n_outside} "
                     "fitted scores fall outside)"))
-        check_which(which, ("score", "mean", "linear", "class"))
+        check_which(which, ("score", "mean", "linear", "class", "distance"))
         X, index = new_rows(self.model, exog)
         scores = self._scores(X)
+        if which == "distance":
+            return pd.DataFrame(scores / self._weight_norms(), index=index, columns=self._cols)
         if which != "class":
             return pd.DataFrame(scores, index=index, columns=self._cols)
         bad = np.isnan(scores).any(axis=1)
-        codes = np.argmax(np.where(bad[:, None], 0.0, scores), axis=1)
+        codes = self._classify(np.where(bad[:, None], 0.0, scores))
         return labels_of(self.levels, codes, bad, index)
+
+    def _weight_norms(self) -> np.ndarray:
+        """||w_k|| of each output over the non-intercept, non-aliased columns."""
+        coef = self._fit.coef.copy()
+        icpt = self.model.data.intercept_index
+        if icpt is not None:
+            coef[icpt] = 0.0
+        return np.sqrt(np.nansum(coef * coef, axis=0))
 
     def pred_table(self) -> pd.DataFrame:
         """Confusion table of the training data: rows observed, columns predicted."""
         keep, coef, k = ~self._fit.aliased, self._fit.coef[~self._fit.aliased], len(self.levels)
+        classify = self._classify
 
         def one(b: Block) -> np.ndarray:
             table = np.zeros((k, k))
-            np.add.at(table, (b.y, np.argmax(b.X[:, keep] @ coef, axis=1)), 1.0)
+            np.add.at(table, (b.y, classify(b.X[:, keep] @ coef)), 1.0)
             return table
 
         table = self.model.row_source().reduce(one, np.zeros((k, k))).astype(int)
@@ -196,7 +237,7 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         regression's errors are neither Gaussian nor of constant variance)."""
         m = self.model
         header = [("Dep. Variable", m.data.endog_name), ("Model", "LeastSquaresClassifier"),
-                  ("Method", "least squares on 1-of-K targets (QR)"),
+                  ("Method", f"least squares on {self._target_text()} targets (QR)"),
                   ("No. Classes", len(self.levels)), ("No. Observations", self.nobs),
                   ("Rank", self.rank), ("Training error", self.training_error),
                   ("Scores outside [0, 1]", f"{self.n_outside} of {self.nobs * len(self.levels)}")]
@@ -204,10 +245,19 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         if self.masked_levels:
             notes.append(f"Never predicted on the training data (masked): "
                          f"{', '.join(map(str, self.masked_levels))}.")
+        partial = self.masked_share[(self.masked_share > 0.5)
+                                    & ~self.masked_share.index.isin(self.masked_levels)]
+        if len(partial):
+            notes.append("Mostly taken by another class's score (partly masked): " + ", ".join(
+                f"{lv} ({100 * v:.0f}% of its points)" for lv, v in partial.items()) + ".")
         if self.aliased:
             notes.append(f"Aliased columns with NaN coefficients: {', '.join(self.aliased)}.")
         return Summary("Least-Squares Classifier Results", header,
                        [("coefficients (columns: classes)", self.params)], notes)
+
+    def _target_text(self) -> str:
+        return {"argmax": "1-of-K", "sign": "N/N1, -N/N2 (Fisher)",
+                "nearest": "given"}[self._rule]
 
     def __repr__(self) -> str:
         return f"<LeastSquaresResults: {len(self.levels)} classes, nobs={self.nobs}>"
@@ -292,10 +342,12 @@ class FisherResults(RowOutputs, SaveMixin,
         Parameters
         ----------
         exog : pandas.DataFrame or array-like, optional
-        which : {"class", "score", "linear"}
+        which : {"class", "score", "distance", "linear"}
             ``"class"``: the second level where the projection exceeds the threshold;
-            ``"score"``: projection minus threshold; ``"linear"``: the projection itself
-            (:meth:`transform`). ``"prob"`` raises: Fisher's criterion defines no probability.
+            ``"score"``: projection minus threshold, which is also the signed distance of x to
+            the boundary (``"distance"``, PRML eq. 4.7: ``direction`` has unit length);
+            ``"linear"``: the projection itself (:meth:`transform`). ``"prob"`` raises:
+            Fisher's criterion defines no probability.
 
         Returns
         -------
@@ -306,13 +358,13 @@ class FisherResults(RowOutputs, SaveMixin,
                 model="FisherDiscriminant",
                 why="its criterion gives a direction and a threshold, not a probability model "
                     "(gc.LDA adds the Gaussian model that gives one)"))
-        check_which(which, ("class", "score", "linear"))
+        check_which(which, ("class", "score", "distance", "linear"))
         y = self._projection(exog)
         if which == "linear":
             return y
         score = (y - self.threshold).rename("score")
-        if which == "score":
-            return score
+        if which in ("score", "distance"):
+            return score.rename(which)
         s = score.to_numpy()
         return labels_of(self.levels, (s > 0).astype(int), np.isnan(s), score.index)
 
