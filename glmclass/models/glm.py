@@ -23,6 +23,7 @@ from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..progress import IterationLog
 from ..results.glm import GLMResults
+from ..results.iterates import IRLSIterates
 from ..results.regularized import RegularizationPath, RegularizedResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
@@ -32,6 +33,7 @@ from . import regularization_path as PATH
 from . import regularized as REG
 from .base import check_option, check_start, fit_control
 from .glm_base import GLMBase
+from .iterates import irls_iterates
 
 
 class MLEGLM(GLMBase):
@@ -43,7 +45,7 @@ class MLEGLM(GLMBase):
             *, learning_rate: float | None = None, schedule: str = "constant",
             batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
             seed=None, variance_reduction: bool = True, shuffle: bool = True,
-            history: str = "epoch") -> GLMResults:
+            history: str = "epoch", keep_iterates: bool = False) -> GLMResults:
         """Maximum-likelihood fit: IRLS by default, or the chapter's gradient loops.
 
         With ``method="gd" | "sgd" | "minibatch"`` the fit starts from the intercept-only fit
@@ -89,6 +91,10 @@ class MLEGLM(GLMBase):
         history : {"epoch", "step"}
             Stochastic methods: record the deviance after each epoch, or after each step (one
             full pass over the rows per step: for small teaching data).
+        keep_iterates : bool
+            IRLS and Newton on rows in memory: keep each iteration's coefficients, working
+            response z and weights R as ``results.iterates`` (PRML eq. 4.99-4.100), replayed
+            from the same start (n(n + 1)/2 iterations for n).
         cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
             Covariance of the estimates behind ``bse``, ``pvalues``, ``conf_int``, Wald tests,
             predictions and marginal effects: the inverse ``information`` (times the
@@ -146,6 +152,8 @@ class MLEGLM(GLMBase):
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
         results = results.replaced(separation=sep)
+        if keep_iterates:
+            results = results.replaced(iterates=self._iterates(method, control, start, fit))
         self._warn_aliased(fit.aliased)
         if sep is not None and sep.separated:
             # one warning: separation explains the divergence, so no ConvergenceWarning as well
@@ -159,6 +167,16 @@ class MLEGLM(GLMBase):
         if cov.robust:
             results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
+
+    def _iterates(self, method: str, control: Control, start, fit) -> IRLSIterates:
+        """``keep_iterates=True``: the IRLS iterates (:mod:`glmclass.models.iterates`)."""
+        if method in GD.METHODS:
+            raise ValueError("keep_iterates=True keeps IRLS (or Newton) iterates; a gradient "
+                             "fit records its deviance in results.history instead")
+        if not self.data.in_memory:
+            raise ValueError("keep_iterates=True needs the rows in memory (the iterates hold "
+                             "z and R for every row); compute the Dask data first")
+        return irls_iterates(self.problem, control, start, fit.n_iter)
 
     def _separation(self, results: GLMResults) -> S.Separation | None:
         """The exact LP test on the non-aliased columns, when cheap or when the fit looks

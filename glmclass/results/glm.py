@@ -84,6 +84,10 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
     separation : Separation or None
         What the separation check found (binomial families; None when not run): the model
         gives it with :meth:`~glmclass.results.likelihood.LikelihoodResults.replaced`.
+    iterates : IRLSIterates or None
+        With ``fit(keep_iterates=True)``: the coefficients, working response z and weights R
+        of each IRLS iteration (:class:`~glmclass.results.iterates.IRLSIterates`, PRML eq.
+        4.99-4.100); None otherwise.
     """
 
     def __init__(self, model, fit: IRLSFit, null, method: str, information: str,
@@ -94,6 +98,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         self.cov_spec = cov
         self.cov_type = cov.cov_type
         self.separation = separation
+        self.iterates = None
 
     @cached_property
     def scale(self) -> float:
