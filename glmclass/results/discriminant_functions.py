@@ -101,6 +101,9 @@ class LeastSquaresResults(RowOutputs, SaveMixin, rows={"predict": new_rows_of,
         masking is partial (PRML Fig. 4.5).
     """
 
+    #: how scores become a class; results saved before ``targets=`` existed read as 1-of-K
+    _rule = "argmax"
+
     def __init__(self, model, fit: LeastSquaresFit) -> None:
         d = model.data
         self.model = model
