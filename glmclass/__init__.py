@@ -21,6 +21,7 @@ from .errors import (
 )
 from .models.registry import MODELS
 from .models.robust_link import robust_logit_profile
+from .numerics.laplace_approx import laplace
 from .results.anova import anova, lrtest
 from .results.emmeans import emmeans, joint_tests
 from .version import __version__ as __version__  # written once, in glmclass/version.py
@@ -31,7 +32,7 @@ globals().update({entry.cls.__name__: entry.cls for entry in MODELS})
 __all__ = [
     *dict.fromkeys(entry.cls.__name__ for entry in MODELS),  # a class under two names once
     "compare", "datasets", "families", "links", "summary", "plot",
-    "lrtest", "anova", "load", "emmeans", "joint_tests",
+    "lrtest", "anova", "load", "emmeans", "joint_tests", "laplace",
     "GlmclassError", "GlmclassWarning", "DataError", "SeparationWarning",
     "PerfectSeparationError", "ConvergenceWarning", "RankDeficientWarning",
     "robust_logit_profile",

@@ -21,13 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from scipy.linalg import solve_triangular
 
 from .. import families as F
 from .. import links as L
 from ..data.model_data import ModelData
 from ..errors import ConvergenceWarning
 from ..numerics import laplace
-from ..numerics.linalg import NotPositiveDefinite, spd_inverse
+from ..numerics.linalg import NotPositiveDefinite, cholesky, spd_inverse
 from ..progress import IterationLog
 from ..results.bayes import BayesGLMResults
 from ..solvers.control import Control
@@ -49,8 +51,9 @@ class Posterior:
     ----------
     fit : Fit
         Penalised IRLS fit; ``coef`` is the posterior mode.
-    precision : ndarray of shape (p,)
-        Prior precisions 1 / prior_scale^2 (0 for flat).
+    precision : ndarray of shape (p,) or (p, p)
+        Prior precisions 1 / prior_scale^2 (0 for flat), or with a full prior covariance the
+        prior precision matrix ``factor * S_0^-1``.
     hessian : ndarray of shape (k, k)
         Posterior precision A = S_0^-1 + X' R X on the non-aliased columns, R the observed
         information weights (used by the evidence).
@@ -61,6 +64,9 @@ class Posterior:
         Log-likelihood at the mode.
     log_evidence : float
         Laplace log evidence (NaN if A is not positive definite).
+    factor : float
+        With a full prior covariance: the prior covariance is ``S_0 / factor`` (1 unless the
+        prior was optimised).
     """
 
     fit: Fit
@@ -69,6 +75,7 @@ class Posterior:
     information: np.ndarray
     loglik: float
     log_evidence: float
+    factor: float = 1.0
 
 
 class BayesBinary(GLMBase):
@@ -89,14 +96,27 @@ class BayesBinary(GLMBase):
     """
 
     def _setup_prior(self, data: ModelData, link, prior_mean, prior_scale,
-                     prior_scale_intercept) -> None:
+                     prior_scale_intercept, prior_cov=None) -> None:
         self._set_problem(data, F.Binomial(L.Logit() if link is None else link))
         names = self.exog_names
         self.intercept_index = data.intercept_index
         mean = _per_column(prior_mean, names, 0.0, "prior_mean")
-        scale = _per_column(prior_scale, names, 1.0, "prior_scale")
         if not np.all(np.isfinite(mean)):
             raise ValueError("prior_mean must be finite")
+        self.prior_mean = mean
+        self.prior_cov = None
+        self.separate_intercept = False
+        if prior_cov is not None:
+            for arg, value in (("prior_scale", prior_scale),
+                               ("prior_scale_intercept", prior_scale_intercept)):
+                if value is not None:
+                    raise ValueError(f"{arg} and prior_cov are exclusive: give the prior's "
+                                     f"variances on the diagonal of prior_cov and drop {arg}")
+            self.prior_cov = prior_covariance(prior_cov, names)
+            self.prior_scale = np.sqrt(np.diag(self.prior_cov))
+            return
+        scale = _per_column(1.0 if prior_scale is None else prior_scale, names, 1.0,
+                            "prior_scale")
         if np.any(~(scale > 0)):
             j = int(np.flatnonzero(~(scale > 0))[0])
             raise ValueError(f"prior_scale of {names[j]!r} is {scale[j]}; it must be positive "
@@ -120,12 +140,14 @@ class BayesBinary(GLMBase):
             raise ValueError(f"prior_scale of {names[j]!r} is {scale[j]:g}: so small that its "
                              f"precision 1/scale^2 overflows; a coefficient held at its prior "
                              f"mean is an offset (use offset=), or give a scale above 1e-150")
-        self.prior_mean = mean
         self.prior_scale = scale
 
     @property
     def prior_precision(self) -> np.ndarray:
-        """1 / prior_scale^2 by column (0 for a flat prior)."""
+        """1 / prior_scale^2 by column (0 for a flat prior), shape (p,); with ``prior_cov`` the
+        precision matrix S_0^-1 (through a Cholesky factor), shape (p, p)."""
+        if self.prior_cov is not None:
+            return spd_inverse(self.prior_cov)
         return 1.0 / self.prior_scale**2
 
     # --- fitting -----------------------------------------------------------------------------
@@ -150,6 +172,8 @@ class BayesBinary(GLMBase):
             Groups of coefficients sharing one optimised precision: a dict ``{group: [columns]}``
             or one label per column (None for a column whose prior stays fixed). Default: one
             group of every column, except an intercept with its own ``prior_scale_intercept``.
+            With ``prior_cov`` only the default: the optimisation scales the whole prior
+            covariance, S_0 / alpha.
         information : {"observed", "expected"}
             Which Hessian of the log-likelihood enters ``cov_params``: the observed one (the
             Laplace approximation) or the Fisher information (as ``arm::bayesglm``). The two
@@ -185,6 +209,10 @@ class BayesBinary(GLMBase):
     def _groups(self, groups) -> tuple[np.ndarray, list]:
         """Group code of each column (-1: prior held fixed) and the group names."""
         names, p = self.exog_names, len(self.exog_names)
+        if groups is not None and self.prior_cov is not None:
+            raise ValueError("groups cannot split a full prior covariance (prior_cov): its "
+                             "optimisation scales the whole of S_0; drop groups, or give "
+                             "independent priors with prior_scale")
         if groups is None:
             codes = np.zeros(p, dtype=int)
             if self.separate_intercept:
@@ -211,6 +239,8 @@ class BayesBinary(GLMBase):
 
     def _optimize(self, precision, codes, n_groups, method, control, start):
         """Prior precisions maximising the Laplace evidence; the fits warm-start each other."""
+        if precision.ndim == 2:
+            return self._optimize_factor(precision, method, control, start)
         warm = {"coef": start}
 
         def evidence_at(alpha):
@@ -231,14 +261,48 @@ class BayesBinary(GLMBase):
         _warn_at_bound(opt.alpha, group_names_of(codes, n_groups, self.exog_names))
         return _with_groups(precision, codes, opt.alpha), opt
 
+    def _optimize_factor(self, precision, method, control, start):
+        """The factor alpha of a full prior N(m_0, S_0 / alpha) that maximises the evidence.
+
+        In the whitened coefficients ``v = L^-1 (w - m_0)``, ``S_0 = L L'``, the prior is
+        N(0, I / alpha): one group of independent coefficients, so MacKay's fixed point and
+        the direct search of :func:`~glmclass.numerics.laplace.maximize_evidence` apply as
+        they are (``gamma = M - alpha Tr(S_0^-1 S_N)``, ``alpha = gamma / v'v``).
+        """
+        warm = {"coef": start}
+        root = np.linalg.cholesky(self.prior_cov)
+        p = precision.shape[0]
+
+        def evidence_at(alpha):
+            post = self.posterior_at(alpha[0] * precision, control, warm["coef"], "observed")
+            if post.fit.converged and not post.fit.aliased.any():
+                warm["coef"] = post.fit.coef
+            v = solve_triangular(root, post.fit.coef - self.prior_mean, lower=True)
+            try:
+                sn = spd_inverse(post.hessian)
+                cov_v = solve_triangular(root, solve_triangular(root, sn, lower=True).T,
+                                         lower=True)
+                diag = np.diag(cov_v)
+            except NotPositiveDefinite:
+                diag = np.full(p, np.nan)
+            return post.log_evidence, v, np.zeros(p), np.full(p, alpha[0]), diag
+
+        codes = np.zeros(p, dtype=int)
+        opt = laplace.maximize_evidence(evidence_at, codes, np.ones(1), method)
+        if not opt.converged:
+            warnings.warn(f"the prior optimisation ({method}) did not converge; alpha = "
+                          f"{opt.alpha[0]:.6g}", ConvergenceWarning, stacklevel=3)
+        _warn_at_bound(opt.alpha, ["the prior covariance S_0"])
+        return opt.alpha[0] * precision, opt
+
     def posterior_at(self, precision: np.ndarray, control: Control, start,
                      information: str = "observed") -> Posterior:
         """Penalised IRLS at a given prior and the Laplace quantities at the mode."""
-        penalty = Penalty(np.diag(precision), self.prior_mean)
+        penalty = Penalty(laplace.precision_matrix(precision), self.prior_mean)
         prob = self.problem
         fit = prob.irls(control, start, penalty)
         keep = ~fit.aliased
-        prior = np.diag(precision[keep])
+        prior = laplace.precision_matrix(laplace.kept(precision, keep))
         hessian = prob.information(fit.coef, keep, True, fit.gram, fit.information) + prior
         info = hessian
         if information == "expected" and not self.family.is_canonical:
@@ -247,14 +311,18 @@ class BayesBinary(GLMBase):
         ll = prob.loglik(prob.linear_predictor(fit.coef), prob.nobs)
         try:
             ev = laplace.laplace_log_evidence(ll, fit.coef[keep], self.prior_mean[keep],
-                                              precision[keep], hessian)
+                                              laplace.kept(precision, keep), hessian)
         except NotPositiveDefinite:
             ev = np.nan
-        return Posterior(fit, precision, hessian, info, ll, ev)
+        factor = 1.0
+        if precision.ndim == 2:  # the factor alpha of precision = alpha S_0^-1
+            factor = float(np.trace(precision @ self.prior_cov)) / precision.shape[0]
+        return Posterior(fit, precision, hessian, info, ll, ev, factor)
 
     def __repr__(self) -> str:
+        prior = "N(m, s^2)" if self.prior_cov is None else "N(m_0, S_0)"
         return (f"<{type(self).__name__}: {self.family!r}, nobs={self.exog.shape[0]}, "
-                f"prior N(m, s^2)>")
+                f"prior {prior}>")
 
 
 class BayesGLM(BayesBinary):
@@ -271,9 +339,14 @@ class BayesGLM(BayesBinary):
     prior_mean : float, array-like of shape (p,) or dict
         Prior means m_j: one number, one per column, or a dict by column name (columns not
         named get 0).
-    prior_scale : float, array-like of shape (p,) or dict
+    prior_scale : float, array-like of shape (p,) or dict, default 1
         Prior standard deviations s_j > 0: one number, one per column, or a dict by column name
         (columns not named get 1). ``np.inf`` gives a flat prior on that coefficient.
+    prior_cov : array-like of shape (p, p) or pandas.DataFrame, optional
+        A full prior covariance S_0 (PRML eq. 4.140, ``w ~ N(m_0, S_0)``) instead of
+        ``prior_scale``: symmetric positive definite, as an array in the order of the design
+        columns or a DataFrame whose index and columns are the column names. Exclusive with
+        ``prior_scale`` and ``prior_scale_intercept``.
     prior_scale_intercept : float or "flat", optional
         Prior sd of the intercept (the constant column) when it should differ from the others,
         as ``prior.scale.for.intercept`` of R's ``arm::bayesglm``: a number (a broad prior such
@@ -292,15 +365,16 @@ class BayesGLM(BayesBinary):
     """
 
     def __init__(self, endog, exog, link: L.Link | None = None, prior_mean=0.0,
-                 prior_scale=1.0, prior_scale_intercept=None, offset=None, freq_weights=None,
-                 var_weights=None, missing: str = "drop") -> None:
+                 prior_scale=None, prior_scale_intercept=None, offset=None, freq_weights=None,
+                 var_weights=None, missing: str = "drop", prior_cov=None) -> None:
         super().__init__(endog, exog, missing, link=link, prior_mean=prior_mean,
                          prior_scale=prior_scale, prior_scale_intercept=prior_scale_intercept,
-                         offset=offset, freq_weights=freq_weights, var_weights=var_weights)
+                         offset=offset, freq_weights=freq_weights, var_weights=var_weights,
+                         prior_cov=prior_cov)
 
-    def _setup(self, data: ModelData, link=None, prior_mean=0.0, prior_scale=1.0,
-               prior_scale_intercept=None) -> None:
-        self._setup_prior(data, link, prior_mean, prior_scale, prior_scale_intercept)
+    def _setup(self, data: ModelData, link=None, prior_mean=0.0, prior_scale=None,
+               prior_scale_intercept=None, prior_cov=None) -> None:
+        self._setup_prior(data, link, prior_mean, prior_scale, prior_scale_intercept, prior_cov)
 
 
 class BayesLogit(BayesBinary):
@@ -317,15 +391,57 @@ class BayesLogit(BayesBinary):
     >>> res.log_evidence, res.predict(spector, method="probit")      # doctest: +SKIP
     """
 
-    def __init__(self, endog, exog, prior_mean=0.0, prior_scale=1.0, prior_scale_intercept=None,
-                 offset=None, freq_weights=None, var_weights=None, missing: str = "drop") -> None:
+    def __init__(self, endog, exog, prior_mean=0.0, prior_scale=None, prior_scale_intercept=None,
+                 offset=None, freq_weights=None, var_weights=None, missing: str = "drop",
+                 prior_cov=None) -> None:
         super().__init__(endog, exog, missing, prior_mean=prior_mean, prior_scale=prior_scale,
                          prior_scale_intercept=prior_scale_intercept, offset=offset,
-                         freq_weights=freq_weights, var_weights=var_weights)
+                         freq_weights=freq_weights, var_weights=var_weights, prior_cov=prior_cov)
 
-    def _setup(self, data: ModelData, prior_mean=0.0, prior_scale=1.0,
-               prior_scale_intercept=None) -> None:
-        self._setup_prior(data, L.Logit(), prior_mean, prior_scale, prior_scale_intercept)
+    def _setup(self, data: ModelData, prior_mean=0.0, prior_scale=None,
+               prior_scale_intercept=None, prior_cov=None) -> None:
+        self._setup_prior(data, L.Logit(), prior_mean, prior_scale, prior_scale_intercept,
+                          prior_cov)
+
+
+def prior_covariance(value, names: list[str]) -> np.ndarray:
+    """``prior_cov`` as a (p, p) float array in design-column order, checked symmetric
+    positive definite.
+
+    Raises
+    ------
+    ValueError
+        Naming the columns missing from a DataFrame, a wrong shape, non-finite values, an
+        asymmetric matrix or one that is not positive definite.
+    """
+    p = len(names)
+    if isinstance(value, pd.DataFrame):
+        missing = [n for n in names if n not in value.index or n not in value.columns]
+        extra = [c for c in dict.fromkeys([*value.index, *value.columns]) if c not in names]
+        if missing or extra:
+            raise ValueError(f"prior_cov: its index and columns must be the design columns "
+                             f"{names}; missing {missing}, unknown {extra}")
+        value = value.loc[names, names]
+    try:
+        s0 = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("prior_cov must be a numeric (p, p) matrix or a DataFrame by column "
+                         "names") from None
+    if s0.shape != (p, p):
+        raise ValueError(f"prior_cov has shape {s0.shape}; the design has {p} columns "
+                         f"({names}): give a ({p}, {p}) matrix")
+    if not np.all(np.isfinite(s0)):
+        raise ValueError("prior_cov must be finite (a flat prior on a coefficient needs "
+                         "prior_scale=np.inf instead)")
+    if not np.allclose(s0, s0.T, rtol=1e-10, atol=0.0):
+        raise ValueError("prior_cov must be symmetric")
+    s0 = (s0 + s0.T) / 2.0
+    try:
+        cholesky(s0)
+    except NotPositiveDefinite:
+        raise ValueError("prior_cov is not positive definite: a covariance matrix must be "
+                         "(check for a zero variance or perfectly correlated columns)") from None
+    return s0
 
 
 def _with_groups(precision: np.ndarray, codes: np.ndarray, alpha: np.ndarray) -> np.ndarray:

@@ -23,14 +23,17 @@ from ..errors import PerfectSeparationError, SeparationWarning
 from ..numerics import separation as S
 from ..progress import IterationLog
 from ..results.glm import GLMResults
+from ..results.iterates import IRLSIterates
 from ..results.regularized import RegularizationPath, RegularizedResults
 from ..results.robust import cov_spec
 from ..solvers import gradient as GD
+from ..solvers.control import Control
 from . import gradient_fit as GF
 from . import regularization_path as PATH
 from . import regularized as REG
 from .base import check_option, check_start, fit_control
 from .glm_base import GLMBase
+from .iterates import irls_iterates
 
 
 class MLEGLM(GLMBase):
@@ -41,8 +44,17 @@ class MLEGLM(GLMBase):
             cov_type: str = "nonrobust", cov_kwds: dict | None = None, disp: bool = False,
             *, learning_rate: float | None = None, schedule: str = "constant",
             batch_size: int | None = None, max_epochs: int | None = None, gtol: float = 1e-6,
-            seed=None, variance_reduction: bool = True) -> GLMResults:
-        """Maximum-likelihood fit.
+            seed=None, variance_reduction: bool = True, shuffle: bool = True,
+            history: str = "epoch", keep_iterates: bool = False) -> GLMResults:
+        """Maximum-likelihood fit: IRLS by default, or the chapter's gradient loops.
+
+        With ``method="gd" | "sgd" | "minibatch"`` the fit starts from the intercept-only fit
+        (zero slopes, the intercept at the link of the mean response) unless ``start_params``
+        is given, and ``results.history`` is the deviance after each epoch (or each step with
+        ``history="step"``): the deviance is 2N times the notes' mean cross-entropy
+        ``-(1/N) sum [t ln y + (1 - t) ln(1 - y)]`` (with weights, 2 sum_n w_n times the
+        weighted mean). ``variance_reduction=False`` gives the notes' plain SGD, said so in
+        the summary.
 
         Parameters
         ----------
@@ -66,12 +78,23 @@ class MLEGLM(GLMBase):
             (``results.separation`` is then None).
         learning_rate, schedule, batch_size, max_epochs, gtol, seed, variance_reduction
             Gradient methods only (keyword-only): the step on the mean loss (default: line
-            search for "gd", 1/(4L) for the stochastic methods), its decay per epoch
+            search for "gd", 1/(4L) for the stochastic methods; a callable ``k -> eta_k`` of
+            the update count k = 0, 1, ... is a schedule of its own), its decay per epoch
             ("constant", "inverse_sqrt", "inverse"), rows per step for "minibatch" (default
             32), the epoch limit, the tolerance on the largest entry of the mean gradient, the
-            seed of the row order, and the SVRG correction of the stochastic steps. ``maxiter``
-            and ``tol`` apply to IRLS and Newton only. Standard errors come from the Hessian
-            at the point reached.
+            seed of the row order, and the SVRG correction of the stochastic steps (False:
+            plain SGD). ``maxiter`` and ``tol`` apply to IRLS and Newton only. Standard errors
+            come from the Hessian at the point reached.
+        shuffle : bool, default True
+            Stochastic methods: a fresh random row order each epoch, or (False) the rows in
+            their order, as the notes' loops and the perceptron.
+        history : {"epoch", "step"}
+            Stochastic methods: record the deviance after each epoch, or after each step (one
+            full pass over the rows per step: for small teaching data).
+        keep_iterates : bool
+            IRLS and Newton on rows in memory: keep each iteration's coefficients, working
+            response z and weights R as ``results.iterates`` (PRML eq. 4.99-4.100), replayed
+            from the same start (n(n + 1)/2 iterations for n).
         cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
             Covariance of the estimates behind ``bse``, ``pvalues``, ``conf_int``, Wald tests,
             predictions and marginal effects: the inverse ``information`` (times the
@@ -109,7 +132,8 @@ class MLEGLM(GLMBase):
         check_option("method", method, ("irls", "newton") + GD.METHODS)
         grad = GF.options(method, learning_rate=learning_rate, schedule=schedule,
                           batch_size=batch_size, max_epochs=max_epochs, gtol=gtol, seed=seed,
-                          variance_reduction=variance_reduction)
+                          variance_reduction=variance_reduction, shuffle=shuffle,
+                          history=history)
         check_option("information", information, ("observed", "expected"))
         check_option("on_separation", on_separation, ("warn", "raise", "ignore"))
         start = check_start(start_params, self.exog_names)
@@ -129,6 +153,8 @@ class MLEGLM(GLMBase):
         if sep is not None and sep.separated and on_separation == "raise":
             raise PerfectSeparationError(sep.message())
         results = results.replaced(separation=sep)
+        if keep_iterates:
+            results = results.replaced(iterates=self._iterates(method, control, start, fit))
         self._warn_aliased(fit.aliased)
         if sep is not None and sep.separated:
             # one warning: separation explains the divergence, so no ConvergenceWarning as well
@@ -142,6 +168,16 @@ class MLEGLM(GLMBase):
         if cov.robust:
             results.bse  # noqa: B018 - a sandwich the data cannot give fails here, not later
         return results
+
+    def _iterates(self, method: str, control: Control, start, fit) -> IRLSIterates:
+        """``keep_iterates=True``: the IRLS iterates (:mod:`glmclass.models.iterates`)."""
+        if method in GD.METHODS:
+            raise ValueError("keep_iterates=True keeps IRLS (or Newton) iterates; a gradient "
+                             "fit records its deviance in results.history instead")
+        if not self.data.in_memory:
+            raise ValueError("keep_iterates=True needs the rows in memory (the iterates hold "
+                             "z and R for every row); compute the Dask data first")
+        return irls_iterates(self.problem, control, start, fit.n_iter)
 
     def _separation(self, results: GLMResults) -> S.Separation | None:
         """The exact LP test on the non-aliased columns, when cheap or when the fit looks

@@ -27,7 +27,8 @@ LABELS = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
 HINT = ("raise max_epochs, lower the learning rate, keep variance_reduction=True, or "
         "standardise the columns")
 DEFAULTS = {"learning_rate": None, "schedule": "constant", "batch_size": None,
-            "max_epochs": None, "gtol": 1e-6, "seed": None, "variance_reduction": True}
+            "max_epochs": None, "gtol": 1e-6, "seed": None, "variance_reduction": True,
+            "shuffle": True, "history": "epoch"}
 
 
 def options(method: str, **given) -> dict:
@@ -117,7 +118,7 @@ def glm_fit(problem, method: str, start: np.ndarray | None, options: dict) -> Fi
     coef[keep] = b
     return Fit(coef=coef, deviance=2.0 * run.loss, gram=gram, aliased=aliased, n_iter=run.n_iter,
                converged=run.converged, history=run.history, message=run.message,
-               grad_norms=run.grad_norms, learning_rate=run.learning_rate)
+               grad_norms=run.grad_norms, learning_rate=run.learning_rate, **_labels(control))
 
 
 def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
@@ -132,4 +133,11 @@ def multinomial_fit(model, keep: np.ndarray, start: np.ndarray, method: str,
     f, g, h = multinomial_deviance(blocks, model.K)(run.coef, True)
     return Fit(coef=run.coef, objective=f, gradient=g, hessian=h, n_iter=run.n_iter,
                converged=run.converged, history=run.history, message=run.message,
-               grad_norms=run.grad_norms, learning_rate=run.learning_rate)
+               grad_norms=run.grad_norms, learning_rate=run.learning_rate, **_labels(control))
+
+
+def _labels(control) -> dict:
+    """What one history entry is, and whether the stochastic steps were plain SGD."""
+    unit = "iteration" if control.method == "gd" else control.history
+    return {"history_unit": unit,
+            "plain": control.method != "gd" and not control.variance_reduction}

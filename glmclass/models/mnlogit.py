@@ -167,7 +167,8 @@ class MNLogit(Model):
             disp: bool = False, *, learning_rate: float | None = None,
             schedule: str = "constant", batch_size: int | None = None,
             max_epochs: int | None = None, gtol: float = 1e-6, seed=None,
-            variance_reduction: bool = True) -> MNLogitResults:
+            variance_reduction: bool = True, shuffle: bool = True,
+            history: str = "epoch") -> MNLogitResults:
         """Maximum-likelihood fit by Newton's method with the exact block Hessian.
 
         Parameters
@@ -176,8 +177,8 @@ class MNLogit(Model):
             Newton's method, or batch, stochastic or mini-batch gradient descent
             (:mod:`glmclass.solvers.gradient`; see :meth:`glmclass.Logit.fit` for their
             keyword-only settings ``learning_rate, schedule, batch_size, max_epochs, gtol,
-            seed, variance_reduction``). Standard errors come from the Hessian at the point
-            reached.
+            seed, variance_reduction, shuffle, history``). Standard errors come from the
+            Hessian at the point reached.
         information : {"observed", "expected"}
             Which information matrix gives the covariance. The multinomial logit is a canonical
             exponential family, so the two coincide; the choice is recorded in the summary.
@@ -202,7 +203,8 @@ class MNLogit(Model):
         check_option("method", method, ("newton",) + GD.METHODS)
         grad = GF.options(method, learning_rate=learning_rate, schedule=schedule,
                           batch_size=batch_size, max_epochs=max_epochs, gtol=gtol, seed=seed,
-                          variance_reduction=variance_reduction)
+                          variance_reduction=variance_reduction, shuffle=shuffle,
+                          history=history)
         check_option("information", information, ("observed", "expected"))
         control = fit_control(maxiter, tol, "newton")
         cov = cov_spec(self.data, cov_type, cov_kwds, leverage=False)

@@ -1,10 +1,12 @@
 """Laplace approximation for a GLM with a Gaussian prior: evidence, prior optimisation and the
 predictive distribution of a binary response.
 
-Everything here takes and returns ndarrays. The prior is diagonal, given by a vector of
-precisions ``1 / prior_scale**2``; a precision of 0 is a flat (improper) prior on that
-coefficient, whose density is taken as 1 (the evidence is then defined up to the constant the
-flat prior leaves out, the same for every model that shares the flat coefficient).
+Everything here takes and returns ndarrays. A prior is given by its precision: a vector of
+precisions ``1 / prior_scale**2`` (independent coefficients) or a full precision matrix
+``S_0^-1`` (PRML eq. 4.140's general N(m_0, S_0)). In a vector, a precision of 0 is a flat
+(improper) prior on that coefficient, whose density is taken as 1 (the evidence is then defined
+up to the constant the flat prior leaves out, the same for every model that shares the flat
+coefficient); a matrix must be positive definite.
 
 References
 ----------
@@ -32,21 +34,54 @@ ALPHA_BOUNDS = (1e-10, 1e10)
 
 
 def log_prior_density(coef: np.ndarray, mean: np.ndarray, precision: np.ndarray) -> float:
-    """ln N(coef | mean, diag(precision)^-1), flat components contributing 0.
+    """ln N(coef | mean, diag(precision)^-1), flat components contributing 0; or, for a
+    precision matrix P = S_0^-1, ln N(coef | mean, S_0) with ln|S_0| = -ln|P| from a Cholesky
+    factor (never a determinant).
 
     Parameters
     ----------
-    coef, mean, precision : ndarray of shape (p,)
-        Coefficients, prior means and prior precisions (0 for a flat prior).
+    coef, mean : ndarray of shape (p,)
+        Coefficients and prior means.
+    precision : ndarray of shape (p,) or (p, p)
+        Prior precisions (0 for a flat prior), or the prior precision matrix.
 
     Returns
     -------
     float
     """
+    if precision.ndim == 2:
+        d = coef - mean
+        return float(0.5 * (spd_logdet(precision) - d.shape[0] * LOG_2PI - d @ precision @ d))
     proper = precision > 0
     d = (coef - mean)[proper]
     lam = precision[proper]
     return float(0.5 * np.sum(np.log(lam) - LOG_2PI - lam * d * d))
+
+
+def log_normaliser(log_f: float, hessian: np.ndarray) -> float:
+    """Laplace approximation of ln Z = ln int f(x) dx around the mode x* (PRML eq. 4.135).
+
+    ``ln Z ~ ln f(x*) + (M / 2) ln 2 pi - (1 / 2) ln |A|``, ``A = -grad grad ln f(x*)``;
+    ``ln |A|`` comes from a Cholesky factor.
+
+    Parameters
+    ----------
+    log_f : float
+        ln f at the mode.
+    hessian : ndarray of shape (M, M)
+        A, minus the Hessian of ln f at the mode (positive definite).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    NotPositiveDefinite
+        When A is not positive definite (x* is no maximum).
+    """
+    m = hessian.shape[0]
+    return float(log_f + 0.5 * m * LOG_2PI - 0.5 * spd_logdet(hessian))
 
 
 def laplace_log_evidence(loglik: float, coef: np.ndarray, mean: np.ndarray,
@@ -61,33 +96,48 @@ def laplace_log_evidence(loglik: float, coef: np.ndarray, mean: np.ndarray,
     ----------
     loglik : float
         Log-likelihood at the mode.
-    coef, mean, precision : ndarray of shape (p,)
-        Posterior mode, prior means and prior precisions (0 for a flat prior).
+    coef, mean : ndarray of shape (p,)
+        Posterior mode and prior means.
+    precision : ndarray of shape (p,) or (p, p)
+        Prior precisions (0 for a flat prior), or the prior precision matrix S_0^-1.
     hessian : ndarray of shape (p, p)
-        A = diag(precision) + X' R X, the posterior precision matrix.
+        A = S_0^-1 + X' R X, the posterior precision matrix.
 
     Returns
     -------
     float
     """
-    m = coef.shape[0]
-    return (loglik + log_prior_density(coef, mean, precision) + 0.5 * m * LOG_2PI
-            - 0.5 * spd_logdet(hessian))
+    return log_normaliser(loglik + log_prior_density(coef, mean, precision), hessian)
 
 
-def well_determined(precision: np.ndarray, cov_diag: np.ndarray) -> np.ndarray:
+def precision_matrix(precision: np.ndarray) -> np.ndarray:
+    """The prior precision as a matrix: ``diag(precision)`` for a vector, else itself."""
+    return np.diag(precision) if precision.ndim == 1 else precision
+
+
+def kept(precision: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The prior precision (vector or matrix) on the columns ``keep``."""
+    return precision[keep] if precision.ndim == 1 else precision[np.ix_(keep, keep)]
+
+
+def well_determined(precision: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """Per-coefficient effective number of parameters ``1 - alpha_j (S_N)_jj``.
 
     Its sum over a group with a common prior precision alpha is MacKay's
     ``gamma = sum_i lambda_i / (lambda_i + alpha)`` (PRML eq. 3.91), the number of directions
-    the data determine; a flat coefficient counts 1.
+    the data determine; a flat coefficient counts 1. For a precision matrix P the terms are
+    ``1 - (P S_N)_jj``, whose sum is ``M - Tr(P S_N)``.
 
     Parameters
     ----------
-    precision, cov_diag : ndarray of shape (p,)
-        Prior precisions and the diagonal of the posterior covariance S_N.
+    precision : ndarray of shape (p,) or (p, p)
+        Prior precisions, or the prior precision matrix.
+    cov : ndarray of shape (p,) or (p, p)
+        The diagonal of the posterior covariance S_N (with a vector of precisions), or S_N.
     """
-    return 1.0 - precision * cov_diag
+    if precision.ndim == 2:
+        return 1.0 - np.einsum("ij,ji->i", precision, cov)
+    return 1.0 - precision * (np.diag(cov) if cov.ndim == 2 else cov)
 
 
 def mackay_update(coef: np.ndarray, mean: np.ndarray, precision: np.ndarray,

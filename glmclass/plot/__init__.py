@@ -12,6 +12,7 @@ imported when a function is first called, never by ``import glmclass``.
 :func:`evidence_curve`            BayesLogit's Laplace evidence against the prior precision
 :func:`discriminant_projection`   Fisher / LDA discriminant coordinates by class
 :func:`loss_history`              loss per iteration or epoch of gradient fits
+:func:`laplace_density`           a 1-D density against its Laplace approximation
 :func:`regularization_path`       coefficients against the penalty
 :func:`cv_curve`                  cross-validated deviance against the penalty
 ================================  ==========================================================
@@ -35,10 +36,11 @@ from .estimates import (
     loss_history,
     regularization_path,
 )
+from .laplace import laplace_density
 from .performance import calibration, calibration_table, roc, roc_auc, roc_curve
 
 __all__ = [
     "decision_boundary", "roc", "roc_curve", "roc_auc", "calibration", "calibration_table",
     "coefficients", "evidence_curve", "discriminant_projection", "loss_history",
-    "regularization_path", "cv_curve",
+    "regularization_path", "cv_curve", "laplace_density",
 ]

@@ -132,9 +132,30 @@ def _boundaries(ax, gx, gy, P: np.ndarray) -> None:
             ax.contour(gx, gy, margin, levels=[0.0], colors="k", linewidths=1.0)
 
 
+#: ``decision_boundary(method=...)`` to the Bayesian results' ``predict(method=...)``.
+BAYES_METHODS = {"map": "map", "moderated": "probit"}
+
+
+def _bayes_probabilities(results, exog, method: str) -> pd.DataFrame:
+    """Class probabilities of a Bayesian fit at the MAP or moderated (PRML eq. 4.155)."""
+    if method not in BAYES_METHODS:
+        raise ValueError(f"method must be 'map' or 'moderated', got {method!r}")
+    try:
+        p = results.predict(exog, which="prob", method=BAYES_METHODS[method])
+    except TypeError:
+        raise ValueError(f"method={method!r} is for Bayesian fits (gc.BayesLogit, gc.BayesGLM), "
+                         f"whose predictions integrate over the posterior; "
+                         f"{type(results).__name__} has one set of probabilities: drop method="
+                         ) from None
+    if not isinstance(p, pd.DataFrame):
+        raise TypeError(f"{type(results).__name__}.predict(which='prob') did not return a "
+                        "DataFrame of class probabilities")
+    return p
+
+
 def decision_boundary(results, data=None, x=None, y=None, *, fixed=None, level=None,
                       resolution: int = 200, padding: float = 0.05, scatter: bool = True,
-                      cmap=None, colorbar: bool = True, ax=None):
+                      cmap=None, colorbar: bool = True, method: str | None = None, ax=None):
     """Plot a classifier's decision boundary over two features, its posterior as a colour map.
 
     Parameters
@@ -167,6 +188,12 @@ def decision_boundary(results, data=None, x=None, y=None, *, fixed=None, level=N
         Colour map of a probability (default ``"RdBu_r"``: 0 blue, 1/2 white, 1 red).
     colorbar : bool
         Add a colour bar for a probability.
+    method : {"map", "moderated"}, optional
+        Bayesian fits (``gc.BayesLogit``, ``gc.BayesGLM``): colour by the plug-in probability
+        at the posterior mode ``sigma(w_MAP' x)`` (``"map"``) or by the moderated predictive
+        probability ``sigma(kappa(sigma_a^2) mu_a)`` (``"moderated"``, PRML eq. 4.155, the
+        default of their ``predict``): PRML Fig. 4.13 compares the two. The 0.5 contour is the
+        same line; the moderated colours spread out where the posterior is wide.
     ax : matplotlib.axes.Axes, optional
         Where to draw; default a new figure.
 
@@ -174,7 +201,8 @@ def decision_boundary(results, data=None, x=None, y=None, *, fixed=None, level=N
     -------
     matplotlib.axes.Axes
         Its image holds the probabilities on the grid (rows: y, columns: x); black contours
-        mark where the predicted class changes.
+        mark where the predicted class changes. The data's points are drawn with a black edge,
+        so that they stand out on a background of their own colour.
 
     Examples
     --------
@@ -189,10 +217,13 @@ def decision_boundary(results, data=None, x=None, y=None, *, fixed=None, level=N
     exog = space.exog(gx, gy)
     ax = C.get_axes(ax)
     extent = (gx[0], gx[-1], gy[0], gy[-1])
-    try:
-        probs = C.probabilities(results, exog)
-    except (TypeError, ValueError):   # a classifier without probabilities: class regions only
-        probs = None
+    if method is not None:
+        probs = _bayes_probabilities(results, exog, method)
+    else:
+        try:
+            probs = C.probabilities(results, exog)
+        except (TypeError, ValueError):  # a classifier without probabilities: class regions
+            probs = None
     if probs is not None:
         levels = list(probs.columns)
         P = probs.to_numpy(dtype=float).reshape(gy.size, gx.size, len(levels))

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import links as L
 from ..errors import GlmclassWarning
 from ..numerics import laplace
+from ..numerics.laplace_approx import LaplaceApproximation
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.control import Control
 from ..summary import Summary, modelled_line
@@ -44,9 +45,14 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         These are posterior summaries, not frequentist tests.
     prior_mean, prior_scale : pandas.Series
         The prior N(m_j, s_j^2) by column, after any optimisation (``inf`` = flat).
+    prior_cov : pandas.DataFrame
+        The prior covariance S_0 after any optimisation (diagonal unless the model was given
+        ``prior_cov``; ``inf`` on the diagonal = flat).
     alpha : pandas.Series
         Prior precision 1 / s^2 of each group of coefficients (NaN for a group whose
-        scales differ); optimised when ``fit(optimize_prior=...)``.
+        scales differ); optimised when ``fit(optimize_prior=...)``. With a full ``prior_cov``
+        S_0 given to the model: the factor alpha of the prior covariance S_0 / alpha (1 unless
+        optimised).
     groups : pandas.Series
         Group of each column (None: prior held fixed).
     optimized : bool
@@ -72,13 +78,23 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         self._codes = codes
         self._group_names = group_names
         self.prior_mean = pd.Series(model.prior_mean, index=names, name="prior_mean")
-        with np.errstate(divide="ignore"):
-            scale = 1.0 / np.sqrt(post.precision)
+        full = post.precision.ndim == 2
+        if full:
+            cov = model.prior_cov / post.factor
+            scale = np.sqrt(np.diag(cov))
+        else:
+            with np.errstate(divide="ignore"):
+                scale = 1.0 / np.sqrt(post.precision)
+            cov = np.diag(scale**2)
         self.prior_scale = pd.Series(scale, index=names, name="prior_scale")
+        self.prior_cov = pd.DataFrame(cov, index=names, columns=names)
         self.groups = pd.Series([group_names[c] if c >= 0 else None for c in codes],
                                 index=names, name="group", dtype=object)
         alpha = []
         for g in range(len(group_names)):
+            if full:
+                alpha.append(post.factor)
+                continue
             prec = post.precision[codes == g]
             alpha.append(prec[0] if np.allclose(prec, prec[0], rtol=1e-12, atol=0) else np.nan)
         self.alpha = pd.Series(alpha, index=pd.Index(group_names, name="group"), name="alpha")
@@ -122,12 +138,22 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         return float(self._post.log_evidence)
 
     @cached_property
+    def laplace(self) -> LaplaceApproximation:
+        """The Laplace approximation of the posterior as :func:`glmclass.laplace` gives it: its
+        ``mode`` (on the non-aliased columns), ``precision`` A = S_0^-1 + X'RX and
+        ``log_normaliser``, which is :attr:`log_evidence`."""
+        keep = ~self._fit.aliased
+        return LaplaceApproximation(self.params.to_numpy()[keep], self._post.hessian,
+                                    self.log_posterior, None, "exact (penalised IRLS)",
+                                    bool(self.converged), int(self.n_iter))
+
+    @cached_property
     def log_prior(self) -> float:
         """ln p(w_MAP), the prior log density at the mode (flat components count 0)."""
         keep = ~self._fit.aliased
         return laplace.log_prior_density(self.params.to_numpy()[keep],
                                          self.prior_mean.to_numpy()[keep],
-                                         self._post.precision[keep])
+                                         laplace.kept(self._post.precision, keep))
 
     @cached_property
     def log_posterior(self) -> float:
@@ -138,7 +164,7 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
     def effective_params(self) -> pd.Series:
         """Well-determined parameters ``gamma_j = 1 - alpha_j (S_N)_jj`` by column; their sum
         is MacKay's gamma (PRML eq. 3.91), the effective number of parameters."""
-        sn = np.diag(self._cov_evidence)
+        sn = self._cov_evidence
         g = laplace.well_determined(self._post.precision, np.nan_to_num(sn))
         return pd.Series(np.where(self._fit.aliased, 0.0, g), index=self.params.index,
                          name="gamma")
@@ -159,8 +185,9 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         Parameters
         ----------
         alphas : array-like of float, optional
-            Precisions alpha = 1 / prior_scale^2 at which to refit the mode; default 41 values
-            log-spaced over 10^-3 .. 10^3 times the current alpha.
+            Precisions alpha = 1 / prior_scale^2 at which to refit the mode (with a full
+            ``prior_cov`` S_0: factors alpha of the prior covariance S_0 / alpha); default 41
+            values log-spaced over 10^-3 .. 10^3 times the current alpha.
         group : str, optional
             Which group varies (default: the first).
 
@@ -188,14 +215,18 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
         rows, start = [], self.params.to_numpy()
         start = None if np.isnan(start).any() else start
         for a in alphas:
-            prec = self._post.precision.copy()
-            prec[sel] = a
+            if self._post.precision.ndim == 2:
+                prec = self._post.precision * (a / self._post.factor)
+            else:
+                prec = self._post.precision.copy()
+                prec[sel] = a
             post = m.posterior_at(prec, control, start)
             keep = ~post.fit.aliased
-            lp = laplace.log_prior_density(post.fit.coef[keep], m.prior_mean[keep], prec[keep])
+            lp = laplace.log_prior_density(post.fit.coef[keep], m.prior_mean[keep],
+                                           laplace.kept(prec, keep))
             try:
-                sdiag = np.diag(laplace_cov(post.hessian))
-                gamma = float(np.sum(laplace.well_determined(prec[keep], sdiag)))
+                sn = laplace_cov(post.hessian)
+                gamma = float(np.sum(laplace.well_determined(laplace.kept(prec, keep), sn)))
             except np.linalg.LinAlgError:
                 gamma = np.nan
             rows.append({"alpha": a, "prior_scale": 1.0 / np.sqrt(a),
@@ -311,6 +342,8 @@ class BayesGLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin):
     # --- report -------------------------------------------------------------------------------
     def _prior_text(self) -> str:
         s, mean = self.prior_scale.to_numpy(), self.prior_mean.to_numpy()
+        if self._post.precision.ndim == 2:
+            return "N(m_0, S_0), full S_0"
         parts = ["flat" if np.isinf(sj) else f"N({mj:.4g}, {sj:.4g}^2)"
                  for sj, mj in zip(s, mean, strict=True)]
         if len(set(parts)) == 1:

@@ -34,15 +34,24 @@ _GRADIENT = {"gd": "gradient descent", "sgd": "stochastic gradient descent",
              "minibatch": "mini-batch gradient descent"}
 
 
-def gradient_note(method: str, converged: bool) -> str | None:
-    """The summary note of a fit by a gradient method: where its standard errors come from
-    (None for IRLS and Newton)."""
+def gradient_note(method: str, converged: bool, plain: bool = False) -> str | None:
+    """The summary note of a fit by a gradient method: where its standard errors come from,
+    and whether its stochastic steps were plain SGD (None for IRLS and Newton)."""
     if method not in _GRADIENT:
         return None
     where = "the estimate it converged to" if converged else \
         "the point it stopped at (it did not converge: these are not the MLE's)"
-    return f"Fit by {_GRADIENT[method]}; standard errors from the Hessian of the " \
+    how = " (plain, without variance reduction)" if plain else ""
+    return f"Fit by {_GRADIENT[method]}{how}; standard errors from the Hessian of the " \
            f"log-likelihood at {where}."
+
+
+def history_series(history, fit) -> pd.Series:
+    """A deviance history, indexed from 1 by what one entry is (``iteration``, ``epoch`` or
+    ``step``: the fit record's ``history_unit``)."""
+    unit = getattr(fit, "history_unit", "iteration")
+    return pd.Series(history, index=pd.RangeIndex(1, len(history) + 1, name=unit),
+                     name="deviance", dtype=float)
 
 
 class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
@@ -75,6 +84,10 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
     separation : Separation or None
         What the separation check found (binomial families; None when not run): the model
         gives it with :meth:`~glmclass.results.likelihood.LikelihoodResults.replaced`.
+    iterates : IRLSIterates or None
+        With ``fit(keep_iterates=True)``: the coefficients, working response z and weights R
+        of each IRLS iteration (:class:`~glmclass.results.iterates.IRLSIterates`, PRML eq.
+        4.99-4.100); None otherwise.
     """
 
     def __init__(self, model, fit: Fit, null, method: str, information: str,
@@ -85,6 +98,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         self.cov_spec = cov
         self.cov_type = cov.cov_type
         self.separation = separation
+        self.iterates = None
 
     @cached_property
     def scale(self) -> float:
@@ -225,10 +239,9 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
 
     @property
     def history(self) -> pd.Series:
-        """Deviance after each iteration (IRLS, Newton) or epoch (gradient methods)."""
-        return pd.Series(self.fit_history, index=pd.RangeIndex(1, len(self.fit_history) + 1,
-                                                               name="iteration"),
-                         name="deviance", dtype=float)
+        """Deviance after each iteration (IRLS, Newton, "gd"), epoch or step (stochastic
+        methods, ``history="epoch"|"step"``); the index is named by which."""
+        return history_series(self.fit_history, self._fit)
 
     @property
     def gradient_norms(self) -> pd.Series | None:
@@ -237,7 +250,8 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         norms = getattr(self._fit, "grad_norms", None)
         if norms is None:
             return None
-        return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name="iteration"),
+        unit = getattr(self._fit, "history_unit", "iteration")
+        return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name=unit),
                          name="grad_norm", dtype=float)
     def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
         """Confidence intervals of the coefficients.
@@ -375,7 +389,8 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
             header.append(("Rows dropped (missing)", m.data.n_dropped))
         notes = [self.cov_spec.describe(self.information)]
         if self.method in _GRADIENT:
-            notes.append(gradient_note(self.method, self.converged))
+            notes.append(gradient_note(self.method, self.converged,
+                                       getattr(self._fit, "plain", False)))
         if self.aliased:
             notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:

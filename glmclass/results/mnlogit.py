@@ -20,7 +20,7 @@ from ..solvers.fit import Fit
 from ..summary import Summary
 from .base import check_which, coef_table, num, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
-from .glm import METHOD_LABEL, gradient_note
+from .glm import METHOD_LABEL, gradient_note, history_series
 from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
 from .margins import MarginalEffects, get_margeff
@@ -201,10 +201,8 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
 
     @property
     def history(self) -> pd.Series:
-        """Deviance after each Newton iteration or gradient epoch."""
-        return pd.Series(self.fit_history, index=pd.RangeIndex(1, len(self.fit_history) + 1,
-                                                               name="iteration"),
-                         name="deviance", dtype=float)
+        """Deviance after each Newton iteration or gradient epoch (or step: the index says)."""
+        return history_series(self.fit_history, self._fit)
 
     def _scores(self) -> np.ndarray:
         """Per-row scores of the kept coefficients, level-major: ``f_i (y_ij - p_ij) x_i``
@@ -417,7 +415,8 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
                  "information are identical for this canonical model).",
                  f"Coefficients are log-odds against the reference level {self.ref!r}."]
         if gradient_note(self.method, self.converged):
-            notes.append(gradient_note(self.method, self.converged))
+            notes.append(gradient_note(self.method, self.converged,
+                                       getattr(self._fit, "plain", False)))
         if self.aliased:
             notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:

@@ -94,6 +94,11 @@ class Control:
         order (None: rows in order).
     variance_reduction : bool
         Gradient methods: SVRG correction of the stochastic steps.
+    shuffle : bool
+        Stochastic gradient methods: visit the rows in a fresh random order each epoch, or in
+        row order.
+    history : {"epoch", "step"}
+        Stochastic gradient methods: record the deviance after each epoch, or after each step.
     pocket : bool
         "perceptron": keep the best end-of-epoch weights.
 
@@ -121,6 +126,8 @@ class Control:
     gtol: float = 1e-6
     seed: Any = None
     variance_reduction: bool = True
+    shuffle: bool = True
+    history: str = "epoch"
     pocket: bool = False
 
     def __init__(self, **settings: Any) -> None:

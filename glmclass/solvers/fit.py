@@ -93,6 +93,10 @@ class Fit:
         Least squares: the number of columns kept.
     intercept : float or None
         The null fit: the fitted constant (0 when the model has none: then eta = offset).
+    history_unit : str or None
+        Gradient methods: what one entry of ``history`` is ("iteration", "epoch" or "step").
+    plain : bool or None
+        Gradient methods: whether the stochastic steps were plain SGD (no variance reduction).
     """
 
     coef: np.ndarray | None
@@ -125,6 +129,8 @@ class Fit:
     passes: dict | None = None
     rank: int | None = None
     intercept: float | None = None
+    history_unit: str | None = None
+    plain: bool | None = None
 
     def __init__(self, **fields: Any) -> None:
         # the fields a solver gives, the others read from the class defaults: a solver's

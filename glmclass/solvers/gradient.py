@@ -60,9 +60,12 @@ Loss = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
                 tuple[float, np.ndarray]]
 
 
+
+
 def gradient_control(method: str, n_rows: int, learning_rate=None, schedule: str = "constant",
                      batch_size=None, max_epochs=None, gtol=1e-6, seed=None,
-                     variance_reduction: bool = True) -> Control:
+                     variance_reduction: bool = True, shuffle: bool = True,
+                     history: str = "epoch") -> Control:
     """Validate the gradient settings, naming the argument at fault.
 
     Raises
@@ -74,7 +77,11 @@ def gradient_control(method: str, n_rows: int, learning_rate=None, schedule: str
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if learning_rate is not None:
+    if callable(learning_rate):
+        if schedule != "constant":
+            raise ValueError("learning_rate is a callable k -> eta_k, which is the schedule: "
+                             f"leave schedule='constant' (got {schedule!r})")
+    elif learning_rate is not None:
         ok = isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool)
         if not ok or not (np.isfinite(learning_rate) and learning_rate > 0):
             raise ValueError(f"learning_rate must be a positive, finite number (or None for the "
@@ -108,10 +115,16 @@ def gradient_control(method: str, n_rows: int, learning_rate=None, schedule: str
     if not isinstance(variance_reduction, (bool, np.bool_)):
         raise ValueError(f"variance_reduction must be True or False, got "
                          f"{variance_reduction!r}")
+    if not isinstance(shuffle, (bool, np.bool_)):
+        raise ValueError(f"shuffle must be True or False, got {shuffle!r}")
+    if history not in ("epoch", "step"):
+        raise ValueError(f"history must be 'epoch' or 'step', got {history!r}")
     return Control.for_method(method, learning_rate=learning_rate, schedule=schedule,
                               batch_size=int(batch_size), max_epochs=int(max_epochs),
                               gtol=float(gtol), seed=seed,
-                              variance_reduction=bool(variance_reduction))
+                              variance_reduction=bool(variance_reduction),
+                              shuffle=bool(shuffle), history=history)
+
 
 
 # --- losses ----------------------------------------------------------------------------------
@@ -220,7 +233,15 @@ def _full(blocks: RowBlocks, loss: Loss, coef: np.ndarray) -> tuple[float, np.nd
     return blocks.reduce(one, (0.0, np.zeros(coef.shape)))
 
 
-def _step_size(control: Control, epoch: int, base: float) -> float:
+def _step_size(control: Control, epoch: int, base: float, k: int = 0) -> float:
+    """The step of this epoch (schedules) or of update ``k`` (a callable learning rate)."""
+    if callable(control.learning_rate):
+        eta = control.learning_rate(k)
+        ok = isinstance(eta, numbers.Real) and not isinstance(eta, bool)
+        if not ok or not (np.isfinite(eta) and eta > 0):
+            raise ValueError(f"learning_rate({k}) returned {eta!r}; it must return a positive, "
+                             "finite number")
+        return float(eta)
     if control.schedule == "inverse_sqrt":
         return base / np.sqrt(1.0 + epoch)
     if control.schedule == "inverse":
@@ -247,12 +268,6 @@ def minimise(loss: Loss, blocks: RowBlocks, start: np.ndarray,
     Returns
     -------
     Fit
-        ``coef``; ``loss``, half the deviance (the negative log-likelihood up to a constant)
-        at ``coef``; ``gradient``, its gradient (a sum over rows); ``n_iter``, the iterations
-        ("gd") or epochs; ``converged`` (the mean gradient's largest entry fell below
-        ``gtol``); ``history``, the deviance (twice ``loss``) after each epoch;
-        ``grad_norms``, the mean gradient's largest entry after each epoch;
-        ``learning_rate``, the (initial) step used; ``message``.
     """
     coef = np.asarray(start, dtype=float).copy()
     wsum = float(blocks.reduce(lambda b: float(np.sum(b.weights)), 0.0))
@@ -267,12 +282,12 @@ def minimise(loss: Loss, blocks: RowBlocks, start: np.ndarray,
 def _batch(loss, blocks, coef, f, g, wsum, control: Control) -> Fit:
     """Full-batch gradient descent: a fixed step, or Armijo backtracking."""
     step = control.learning_rate if control.learning_rate is not None else 1.0
-    first = step
+    first = _step_size(control, 0, step)
     history, norms = [], []
     message, converged, it = "", False, 0
     for it in range(1, control.max_epochs + 1):
         gm = g / wsum
-        eta = _step_size(control, it - 1, step)
+        eta = _step_size(control, it - 1, step, it - 1)
         while True:
             new = coef - eta * gm
             f_new, g_new = _full(blocks, loss, new)
@@ -314,16 +329,28 @@ def _stochastic(loss, blocks, coef, f, g, wsum, control: Control,
     # curvature of a batch of b rows drawn without replacement (between L_max and L)
     L_b = (n - b) / (b * max(n - 1, 1)) * L_max + n * (b - 1) / (b * max(n - 1, 1)) * L
     base = control.learning_rate if control.learning_rate is not None else 1.0 / (4.0 * L_b)
+    first = _step_size(control, 0, base)
+    steps = {"k": 0, "history": [], "norms": []}  # update count; per-step records
+
+    def record(c):
+        fc, gc = _full(blocks, loss, c)
+        steps["history"].append(2.0 * fc)
+        steps["norms"].append(float(np.max(np.abs(gc / wsum))))
+
     rng = np.random.default_rng(control.seed)
     history, norms = [], []
     message, converged, epoch = "", False, 0
     mean_w = wsum / n
     epoch_rows = window_source(blocks)
     for epoch in range(1, control.max_epochs + 1):
-        eta = _step_size(control, epoch - 1, base)
+
+        def eta(k, e=epoch):
+            return _step_size(control, e - 1, base, k)
+
         snap, mu = coef.copy(), g / wsum  # SVRG anchor: the full mean gradient at the snapshot
         for win in epoch_rows():
-            coef = _window_steps(loss, win, rng, coef, snap, mu, eta, mean_w, control)
+            coef = _window_steps(loss, win, rng, coef, snap, mu, eta, mean_w, control, steps,
+                                 record if control.history == "step" else None)
         f, g = _full(blocks, loss, coef)
         if not np.isfinite(f):
             message = "the loss became infinite: lower the learning rate"
@@ -335,18 +362,23 @@ def _stochastic(loss, blocks, coef, f, g, wsum, control: Control,
             break
     if not converged and not message:
         message = f"the gradient norm did not fall below gtol in {control.max_epochs} epochs"
+    if control.history == "step":
+        history, norms = steps["history"], steps["norms"]
     return Fit(coef=coef, loss=f, gradient=g, n_iter=epoch, converged=converged,
-               history=tuple(history), grad_norms=tuple(norms), learning_rate=base,
+               history=tuple(history), grad_norms=tuple(norms), learning_rate=first,
                message=message)
 
 
 def _window_steps(loss, win: Block, rng: np.random.Generator, coef: np.ndarray,
-                  snap: np.ndarray, mu: np.ndarray, eta: float, mean_w: float,
-                  control: Control) -> np.ndarray:
-    """The stochastic steps over one window's rows, in batches of a fresh random order."""
+                  snap: np.ndarray, mu: np.ndarray, eta: Callable, mean_w: float,
+                  control: Control, steps: dict,
+                  record: Callable | None) -> np.ndarray:
+    """The stochastic steps over one window's rows, in batches of a fresh random order (row
+    order with ``shuffle=False``); ``eta(k)`` is the step of update k, counted in ``steps``;
+    ``record(coef)`` after each step when the history is per step."""
     X, y, w, off = win.X, win.y, win.weights, win.offset
     m, b = X.shape[0], control.batch_size
-    order = rng.permutation(m)
+    order = rng.permutation(m) if control.shuffle else np.arange(m)
     for s in range(0, m, b):
         at = order[s:s + b]
         xb, yb, wb, ob = X.take(at, axis=0), y.take(at), w.take(at), off.take(at)
@@ -356,5 +388,8 @@ def _window_steps(loss, win: Block, rng: np.random.Generator, coef: np.ndarray,
         if control.variance_reduction:
             _, ga = loss(xb, yb, wb, ob, snap)
             step = step - ga * scale + mu
-        coef = coef - eta * step
+        coef = coef - eta(steps["k"]) * step
+        steps["k"] += 1
+        if record is not None:
+            record(coef)
     return coef

@@ -72,7 +72,7 @@ def one_hot(codes: np.ndarray, k: int) -> np.ndarray:
     return T
 
 
-def indicator_lstsq(rows: RowBlocks, k: int) -> Fit:
+def indicator_lstsq(rows: RowBlocks, k: int, coding: np.ndarray | None = None) -> Fit:
     """:func:`multi_lstsq` of the 1-of-K targets of the class codes ``rows`` carries as its
     response, in passes over the row blocks (in memory or on Dask alike).
 
@@ -82,6 +82,9 @@ def indicator_lstsq(rows: RowBlocks, k: int) -> Fit:
         Design rows with integer class codes 0..k-1 as the response.
     k : int
         Number of classes.
+    coding : ndarray of shape (k, m), optional
+        The target row of each class (default the identity: 1-of-K targets); a row of class
+        c gets ``coding[c]``.
 
     Returns
     -------
@@ -104,14 +107,16 @@ def indicator_lstsq(rows: RowBlocks, k: int) -> Fit:
     aliased = aliased_columns(weighted_gram(rows))
     keep = ~aliased
     p = int(keep.sum())
-    coef = np.full((keep.size, k), np.nan)
+    coding = np.eye(k) if coding is None else np.asarray(coding, dtype=float)
+    m = coding.shape[1]
+    coef = np.full((keep.size, m), np.nan)
     if p:
         kept = rows.take_columns(keep)
 
         def one(b: Block) -> tuple[np.ndarray, np.ndarray]:
             q, r = linalg.qr(b.X, mode="economic", check_finite=False)
-            return r, q.T @ one_hot(b.y, k)
+            return r, q.T @ coding[b.y]
 
-        r, qt = kept.reduce(one, (np.zeros((0, p)), np.zeros((0, k))), _stacked_qr)
+        r, qt = kept.reduce(one, (np.zeros((0, p)), np.zeros((0, m))), _stacked_qr)
         coef[keep] = linalg.solve_triangular(r, qt, lower=False, check_finite=False)
     return Fit(coef=coef, aliased=aliased, rank=p)

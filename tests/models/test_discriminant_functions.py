@@ -189,8 +189,9 @@ def test_fisher_direction_beats_the_mean_difference():
 
 def test_fisher_bad_input_names_the_problem():
     iris = _data("iris")
-    with pytest.raises(ValueError, match="endog.*two classes.*3 levels.*LDA"):
-        gcf.fisher("Species ~ Sepal_Length", iris)
+    # three classes are Fisher's K-class discriminant (issue 29); one class is refused
+    with pytest.raises(ValueError, match="Species.*single class"):
+        gcf.fisher("Species ~ Sepal_Length", iris[iris.Species == "setosa"])
     with pytest.raises(ValueError, match="threshold"):
         gcf.fisher("Species ~ Sepal_Length", iris[iris.Species != "setosa"]).fit(threshold="x")
     d = iris[iris.Species != "setosa"].assign(k=1.0, twice=lambda f: 2 * f.Sepal_Length)
