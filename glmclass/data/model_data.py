@@ -108,6 +108,9 @@ class ModelData:
         matched by these labels, not by position.
     exposure : bool
         Whether ``exposure=`` was given (its log is part of ``offset``).
+    labelled : bool
+        Whether the rows carry labels of the caller's (a DataFrame, a Series): pandas objects
+        given per row later (cluster groups) must then have the same index.
     """
 
     exog: np.ndarray
@@ -139,6 +142,7 @@ class ModelData:
                          f"rows{dropped}")
     frame_columns: tuple | None = None
     exposure: bool = False
+    labelled: bool = True
 
     #: Whether the rows are NumPy arrays on this machine, which any pass may index, gather or
     #: hand to an in-memory algorithm (the exact separation LP, a leave-one-out refit). Data
@@ -188,9 +192,10 @@ class ModelData:
         DataFrame's columns picked by the labels the model was fit with)."""
         return self._design(newdata)[0]
 
-    def _design(self, newdata) -> tuple[np.ndarray, np.ndarray | None]:
+    def _design(self, newdata, offset_given: bool = False
+                ) -> tuple[np.ndarray, np.ndarray | None]:
         if self.spec is not None:
-            x, off = self.spec.design(newdata)
+            x, off = self.spec.design(newdata, offset_given=offset_given)
             return (x if self.feature_mask is None else x[:, self.feature_mask]), off
         if self.frame_columns is not None and isinstance(newdata, pd.DataFrame):
             newdata = _by_label(newdata, self.frame_columns)
@@ -221,17 +226,20 @@ class ModelData:
         offset : ndarray of shape (n,) or None
         index : pandas.Index
         """
+        given = offset is not None or exposure is not None
         if exog is None:
             X, formula_off, index = self.exog, self.arrays.get("offset"), self.index
+            labels = self.index
         else:
-            X, formula_off = self._design(exog)
+            X, formula_off = self._design(exog, offset_given=given)
             index = output_index(exog, X.shape[0])
+            labels = index if isinstance(exog, (pd.DataFrame, pd.Series)) else None
         n = X.shape[0]
         off = None
         if offset is not None:
-            off = per_row(offset, "offset", n)
+            off = per_row(offset, "offset", n, labels)
         if exposure is not None:
-            e = log_exposure(per_row(exposure, "exposure", n))
+            e = log_exposure(per_row(exposure, "exposure", n, labels))
             off = e if off is None else off + e
         return X, (formula_off if off is None else off), index
 
@@ -500,7 +508,8 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     return ModelData(x, names, y, _endog_name(endog), index, arrs, None,
                      int(bad.sum()) if any_bad else 0, None, intercept_index(x),
                      source_rows=np.flatnonzero(~bad) if any_bad else None, n_source=n,
-                     frame_columns=frame_columns, exposure=has_exposure)
+                     frame_columns=frame_columns, exposure=has_exposure,
+                     labelled=pandas_index is not None)
 
 
 def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env=None,
