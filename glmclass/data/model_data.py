@@ -11,7 +11,6 @@ exposure), :func:`check_index` (pandas objects paired by label, never silently b
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -23,6 +22,7 @@ import pandas as pd
 from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.spec import SpecBase
+from .finite import check_finite  # noqa: F401  (its home before; re-exported)
 from .offsets import PREDICTED_BY_NAME, check_exposure, fold_exposure, named_columns
 from .pieces import reduce_model_rows
 
@@ -109,8 +109,7 @@ class ModelData:
     exposure : bool
         Whether ``exposure=`` was given (its log is part of ``offset``).
     labelled : bool
-        Whether the rows carry labels of the caller's (a DataFrame, a Series): pandas objects
-        given per row later (cluster groups) must then have the same index.
+        Whether the rows carry the caller's labels: later pandas objects must have that index.
     """
 
     exog: np.ndarray
@@ -564,37 +563,3 @@ def _endog_name(endog) -> str:
     if isinstance(endog, pd.DataFrame):
         name = endog.columns[0] if endog.shape[1] == 1 else " + ".join(map(str, endog.columns))
     return str(name) if name is not None else "y"
-
-
-#: Largest magnitude whose squares, summed over a design, stay finite in float64 (about
-#: sqrt(1.8e308)): beyond it no Gram matrix or covariance can be formed.
-_SQUARE_LIMIT = 1.3e154
-
-
-def check_finite(data: ModelData) -> None:
-    """Raise on infinite values in the design or the per-row arrays, or on values so large that
-    their squares overflow (a Gram matrix or a covariance could not be formed), naming the
-    column.
-
-    One BLAS pass (the sum of squares of X) decides in the common case.
-    """
-    X = data.exog
-    flat = X.reshape(-1) if X.flags.c_contiguous else np.ravel(X)
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = float(flat @ flat) if flat.size else 0.0
-    if not math.isfinite(total):
-        for j in range(X.shape[1]):
-            col = X[:, j]
-            if not np.all(np.isfinite(col)):
-                raise ValueError(f"exog column {data.exog_names[j]!r} has infinite values; "
-                                 "remove or cap them")
-        big = np.abs(X).max(axis=0)
-        j = int(np.argmax(big))
-        raise ValueError(
-            f"exog column {data.exog_names[j]!r} has values as large as {big[j]:.3g}: their "
-            f"squares overflow double precision (beyond {_SQUARE_LIMIT ** 2:.2g} summed over "
-            "the rows), so no Gram matrix or covariance can be formed; rescale the column "
-            f"(e.g. divide it by {10.0 ** np.floor(np.log10(big[j])):.0e})")
-    for key, a in data.arrays.items():
-        if a is not None and not np.all(np.isfinite(a)):
-            raise ValueError(f"{key} has infinite values")
