@@ -246,3 +246,22 @@ def test_a_column_whose_squares_underflow_says_so(scaled, scale, model):
     make = gc.Logit if model == "logit" else gc.LDA
     with pytest.raises(ValueError, match=r"too small in scale.*underflows.*multiply it by 1e"):
         make(y, X).fit()
+
+
+def test_cluster_groups_on_dask_data_are_not_paired_by_position_silently(df):
+    """On Dask data a pandas Series of labels with its own row labels cannot be matched to
+    the partitions' rows: refused (a column name, a Dask Series or plain values work)."""
+    import dask
+    import dask.dataframe as dd
+
+    with dask.config.set(scheduler="sync"):
+        ddf = dd.from_pandas(df, npartitions=3)
+        m = gc.Logit.from_formula("y ~ x", ddf)
+        with pytest.raises(ValueError, match="pandas object with its own row labels"):
+            m.fit(cov_type="cluster", cov_kwds={"groups": df["firm"].sort_values()})
+        by_name = m.fit(cov_type="cluster", cov_kwds={"groups": "firm"})
+        by_values = m.fit(cov_type="cluster", cov_kwds={"groups": df["firm"].to_numpy()})
+    ref = sm.Logit(df.y, sm.add_constant(df[["x"]])).fit(
+        disp=0, cov_type="cluster", cov_kwds={"groups": df.firm.to_numpy()})
+    np.testing.assert_allclose(by_name.bse.to_numpy(), ref.bse.to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(by_values.bse.to_numpy(), by_name.bse.to_numpy(), rtol=1e-10)
