@@ -11,7 +11,6 @@ exposure), :func:`check_index` (pandas objects paired by label, never silently b
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -23,6 +22,7 @@ import pandas as pd
 from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.spec import SpecBase
+from .finite import check_finite  # noqa: F401  (its home before; re-exported)
 from .offsets import PREDICTED_BY_NAME, check_exposure, fold_exposure, named_columns
 from .pieces import reduce_model_rows
 
@@ -108,6 +108,8 @@ class ModelData:
         matched by these labels, not by position.
     exposure : bool
         Whether ``exposure=`` was given (its log is part of ``offset``).
+    labelled : bool
+        Whether the rows carry the caller's labels: later pandas objects must have that index.
     """
 
     exog: np.ndarray
@@ -139,6 +141,7 @@ class ModelData:
                          f"rows{dropped}")
     frame_columns: tuple | None = None
     exposure: bool = False
+    labelled: bool = True
 
     #: Whether the rows are NumPy arrays on this machine, which any pass may index, gather or
     #: hand to an in-memory algorithm (the exact separation LP, a leave-one-out refit). Data
@@ -188,9 +191,10 @@ class ModelData:
         DataFrame's columns picked by the labels the model was fit with)."""
         return self._design(newdata)[0]
 
-    def _design(self, newdata) -> tuple[np.ndarray, np.ndarray | None]:
+    def _design(self, newdata, offset_given: bool = False
+                ) -> tuple[np.ndarray, np.ndarray | None]:
         if self.spec is not None:
-            x, off = self.spec.design(newdata)
+            x, off = self.spec.design(newdata, offset_given=offset_given)
             return (x if self.feature_mask is None else x[:, self.feature_mask]), off
         if self.frame_columns is not None and isinstance(newdata, pd.DataFrame):
             newdata = _by_label(newdata, self.frame_columns)
@@ -221,17 +225,20 @@ class ModelData:
         offset : ndarray of shape (n,) or None
         index : pandas.Index
         """
+        given = offset is not None or exposure is not None
         if exog is None:
             X, formula_off, index = self.exog, self.arrays.get("offset"), self.index
+            labels = self.index
         else:
-            X, formula_off = self._design(exog)
+            X, formula_off = self._design(exog, offset_given=given)
             index = output_index(exog, X.shape[0])
+            labels = index if isinstance(exog, (pd.DataFrame, pd.Series)) else None
         n = X.shape[0]
         off = None
         if offset is not None:
-            off = per_row(offset, "offset", n)
+            off = per_row(offset, "offset", n, labels)
         if exposure is not None:
-            e = log_exposure(per_row(exposure, "exposure", n))
+            e = log_exposure(per_row(exposure, "exposure", n, labels))
             off = e if off is None else off + e
         return X, (formula_off if off is None else off), index
 
@@ -500,7 +507,8 @@ def from_arrays(endog, exog, missing: str = "drop", **arrays) -> ModelData:
     return ModelData(x, names, y, _endog_name(endog), index, arrs, None,
                      int(bad.sum()) if any_bad else 0, None, intercept_index(x),
                      source_rows=np.flatnonzero(~bad) if any_bad else None, n_source=n,
-                     frame_columns=frame_columns, exposure=has_exposure)
+                     frame_columns=frame_columns, exposure=has_exposure,
+                     labelled=pandas_index is not None)
 
 
 def from_formula(formula: str, data: pd.DataFrame, missing: str = "drop", eval_env=None,
@@ -555,37 +563,3 @@ def _endog_name(endog) -> str:
     if isinstance(endog, pd.DataFrame):
         name = endog.columns[0] if endog.shape[1] == 1 else " + ".join(map(str, endog.columns))
     return str(name) if name is not None else "y"
-
-
-#: Largest magnitude whose squares, summed over a design, stay finite in float64 (about
-#: sqrt(1.8e308)): beyond it no Gram matrix or covariance can be formed.
-_SQUARE_LIMIT = 1.3e154
-
-
-def check_finite(data: ModelData) -> None:
-    """Raise on infinite values in the design or the per-row arrays, or on values so large that
-    their squares overflow (a Gram matrix or a covariance could not be formed), naming the
-    column.
-
-    One BLAS pass (the sum of squares of X) decides in the common case.
-    """
-    X = data.exog
-    flat = X.reshape(-1) if X.flags.c_contiguous else np.ravel(X)
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = float(flat @ flat) if flat.size else 0.0
-    if not math.isfinite(total):
-        for j in range(X.shape[1]):
-            col = X[:, j]
-            if not np.all(np.isfinite(col)):
-                raise ValueError(f"exog column {data.exog_names[j]!r} has infinite values; "
-                                 "remove or cap them")
-        big = np.abs(X).max(axis=0)
-        j = int(np.argmax(big))
-        raise ValueError(
-            f"exog column {data.exog_names[j]!r} has values as large as {big[j]:.3g}: their "
-            f"squares overflow double precision (beyond {_SQUARE_LIMIT ** 2:.2g} summed over "
-            "the rows), so no Gram matrix or covariance can be formed; rescale the column "
-            f"(e.g. divide it by {10.0 ** np.floor(np.log10(big[j])):.0e})")
-    for key, a in data.arrays.items():
-        if a is not None and not np.all(np.isfinite(a)):
-            raise ValueError(f"{key} has infinite values")

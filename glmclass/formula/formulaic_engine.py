@@ -343,6 +343,10 @@ class FormulaicSpec(SpecBase):
     def _env(self) -> FormulaEnvironment:
         return FormulaEnvironment([self.names, safe_namespace()], trusted=self.trusted)
 
+    def term_codes(self) -> list[tuple[str, ...]] | None:
+        """The factor expressions of each term of formulaic's formula."""
+        return [tuple(f.expr for f in t.factors) for t in self.model_spec.formula]
+
     def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
         env = self._env()
         _check_factors(self.model_spec.formula, set(frame.columns), env)  # as at fit, always

@@ -64,6 +64,15 @@ class DesignSpec(SpecBase):
             self.columns = tuple(str(c) for c in used)
             self.numeric = numeric_columns(self._rebuild[used].set_axis(self.columns, axis=1))
 
+    def term_codes(self) -> list[tuple[str, ...]] | None:
+        """The factor codes of each term of the right-hand side patsy built."""
+        rhs = self.rhs or split_formula(self.formula)[1]
+        try:
+            desc = patsy.ModelDesc.from_formula("~ " + rhs)
+        except patsy.PatsyError:
+            return None
+        return [tuple(f.code for f in t.factors) for t in desc.rhs_termlist]
+
     def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
         try:
             (mat,) = patsy.build_design_matrices(

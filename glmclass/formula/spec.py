@@ -126,9 +126,40 @@ class SpecBase:
         """The offset the formula defines for ``newdata`` (None without one)."""
         return self.design(newdata)[1]
 
-    def design(self, newdata) -> tuple[np.ndarray, np.ndarray | None]:
-        """The design matrix (n_new, p) and the formula's offset (n_new,) or None."""
-        frame = self.new_frame(newdata)
+    def term_codes(self) -> list[tuple[str, ...]] | None:
+        """The Python expressions of each right-hand-side term's factors (None: not known,
+        then every column counts as needed by the design)."""
+        return None
+
+    @property
+    def offset_terms(self) -> dict[str, tuple[str, ...]]:
+        """The columns that only ``offset()`` terms use, each with the codes of the offset
+        terms that use it: an offset given to ``predict`` replaces them, so new data may lack
+        them."""
+        terms = self.term_codes()
+        if terms is None:
+            return {}
+        by_offset: dict[str, list[str]] = {}
+        other: set[str] = set()
+        for codes in terms:
+            is_offset = len(codes) == 1 and codes[0].replace(" ", "").startswith("offset(")
+            for code in codes:
+                for c in code_columns(code, self.columns):
+                    if is_offset:
+                        by_offset.setdefault(c, []).append(code)
+                    else:
+                        other.add(c)
+        return {c: tuple(v) for c, v in by_offset.items() if c not in other}
+
+    def design(self, newdata, offset_given: bool = False
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The design matrix (n_new, p) and the formula's offset (n_new,) or None.
+
+        With ``offset_given`` (``predict(..., offset=)`` or ``exposure=``), the columns only
+        ``offset()`` terms use are not read from ``newdata`` (they may be absent): the given
+        offset replaces the formula's, and the offset returned is then meaningless.
+        """
+        frame = self.new_frame(newdata, offset_given)
         n = len(frame)
         ok = complete_rows(frame)
         X = np.full((n, len(self.column_names)), np.nan)
@@ -141,8 +172,9 @@ class SpecBase:
                 off[ok] = o
         return X, off
 
-    def new_frame(self, newdata) -> pd.DataFrame:
-        """The columns the formula uses from ``newdata`` (by position, string names)."""
+    def new_frame(self, newdata, offset_given: bool = False) -> pd.DataFrame:
+        """The columns the formula uses from ``newdata`` (by position, string names); with
+        ``offset_given``, the columns only offset terms use hold a placeholder 1.0."""
         if isinstance(newdata, pd.Series):  # one row, by column name
             newdata = newdata.to_frame().T.infer_objects()
         if not isinstance(newdata, pd.DataFrame):
@@ -153,16 +185,41 @@ class SpecBase:
                                 f"{list(self.columns)}; got {type(newdata).__name__} ({exc})") \
                     from None
         labels = {str(c): c for c in newdata.columns}
-        missing = [c for c in self.columns if c not in labels]
+        only_offset = self.offset_terms if (offset_given or any(
+            c not in labels for c in self.columns)) else {}
+        placeholder = [c for c in self.columns if offset_given and c in only_offset]
+        missing = [c for c in self.columns if c not in labels and c not in placeholder]
         if missing:
-            raise DataError(f"new data lack the column{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(map(repr, missing))}, which the formula "
-                            f"{self.formula!r} uses")
+            raise DataError(self._lack_message(missing, only_offset))
         strs = [str(c) for c in newdata.columns]
-        dup = [c for c in self.columns if strs.count(c) > 1]
+        dup = [c for c in self.columns if strs.count(c) > 1 and c not in placeholder]
         if dup:
             raise DataError(f"new data have more than one column named {dup[0]!r}")
-        return used_frame(newdata, [labels[c] for c in self.columns])
+        read = [c for c in self.columns if c not in placeholder]
+        frame = used_frame(newdata, [labels[c] for c in read])
+        if not placeholder:
+            return frame
+        return frame.assign(**{c: 1.0 for c in placeholder})[list(self.columns)]
+
+    def _lack_message(self, missing: list, only_offset: dict) -> str:
+        """What new data lack, and what needs it: the design's terms, or the model's offset
+        (a formula ``offset()`` term, or ``offset=``/``exposure=`` naming a column at fit)."""
+        s = "s" if len(missing) > 1 else ""
+        design = [c for c in missing if c not in only_offset]
+        if design:
+            return (f"new data lack the column{s} {', '.join(map(repr, missing))}, which the "
+                    f"formula {self.formula!r} uses")
+        codes = [code for c in missing for code in only_offset[c]]
+        named = [code for code in codes if code not in self.formula]
+        if named:
+            arg = "exposure" if "exposure(" in named[0] else "offset"
+            whose = f"{arg}={missing[0]!r} named when the model was fit"
+        else:
+            whose = f"the formula's {', '.join(dict.fromkeys(codes))}"
+        return (f"new data lack the column{s} {', '.join(map(repr, missing))}, which the "
+                f"model's offset needs ({whose}); add it to the new data, or give the offset "
+                "of the new rows with predict(..., offset=...) (or exposure=), which then "
+                "replaces the model's")
 
     def _check_numeric(self, frame: pd.DataFrame) -> pd.DataFrame:
         """New data's columns that held numbers at fit time must hold numbers (an object column
@@ -207,6 +264,21 @@ class SpecBase:
             For an engine whose design cannot be written as plain data (yet).
         """
         raise refuse_saving(self.engine)
+
+
+def code_columns(code: str, columns) -> set[str]:
+    """The columns (of ``columns``) one factor expression reads: its identifiers and
+    ``Q("...")`` names; an expression Python cannot parse reads every column."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return set(columns)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Q" \
+                and n.args and isinstance(n.args[0], ast.Constant):
+            names.add(str(n.args[0].value))
+    return {c for c in columns if c in names}
 
 
 def describe_term(code: str, columns) -> str:

@@ -164,7 +164,11 @@ class Perceptron(CodedRows, Model):
         for name, rows, positive in self._tasks():
             fits[name] = solve(positive, rows, control)
         bad = [k for k, f in fits.items() if not f.converged]
-        if bad:
+        stopped = [f.message for f in fits.values() if f.message]
+        if stopped:  # the solver stopped early and says why (weights that overflowed)
+            warnings.warn(f"the perceptron did not converge: {stopped[0]}", ConvergenceWarning,
+                          stacklevel=2)
+        elif bad:
             which = "" if len(fits) == 1 else f" ({', '.join(bad)})"
             errs = ", ".join(str(int(fits[k].history.min())) for k in bad)
             kept = "the pocket weights are kept" if self.pocket else \

@@ -178,6 +178,8 @@ def _resolve_groups(data, groups) -> tuple[np.ndarray | tuple, tuple[str, ...],
             raise ValueError(f"cov_kwds['groups']: {absent[0]!r} is not a column of the data "
                              f"(columns: {cols})")
     if not data.in_memory:  # the labels stay where the rows are
+        if columns is None and isinstance(groups, (pd.Series, pd.DataFrame)):
+            _positional_only(groups)
         return data.cluster_labels(groups, columns)
     if columns is not None:
         values = [column_values(data, c) for c in columns]
@@ -204,6 +206,13 @@ def _column_names(data, groups) -> list[str] | None:
     frame = getattr(data, "frame", None)
     if isinstance(groups, str):
         cols = [groups]
+    elif (isinstance(groups, (list, tuple)) and len(groups) > 2 and len(groups) != data.nrows
+          and all(isinstance(g, str) for g in groups)):
+        raise ValueError(f"cov_kwds['groups'] names {len(groups)} columns "
+                         f"({', '.join(map(repr, groups))}); at most two-way clustering is "
+                         "supported: name one column, or two for two-way clustering (to "
+                         "cluster by a combination of columns, make it one column first, e.g. "
+                         "df['a'].astype(str) + '/' + df['b'].astype(str))")
     elif (isinstance(groups, (list, tuple)) and 0 < len(groups) <= 2
           and all(isinstance(g, str) for g in groups)
           and (frame is None or all(g in frame.columns for g in groups))
@@ -221,9 +230,11 @@ def _column_names(data, groups) -> list[str] | None:
 def _arrays(data, groups) -> tuple[list[np.ndarray], tuple[str, ...]]:
     """Label arrays (one or two) of the rows used, from an array, Series or DataFrame."""
     if isinstance(groups, pd.DataFrame):
+        _check_labels(data, groups)
         values = [groups.iloc[:, j].to_numpy() for j in range(groups.shape[1])]
         names = tuple(str(c) for c in groups.columns)
     elif isinstance(groups, pd.Series):
+        _check_labels(data, groups)
         values, names = [groups.to_numpy()], (str(groups.name) if groups.name is not None
                                                else "groups",)
     else:
@@ -240,6 +251,55 @@ def _arrays(data, groups) -> tuple[list[np.ndarray], tuple[str, ...]]:
         raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
                          f"clustering), got {len(values)}")
     return [_rows_used(data, np.asarray(v), "cov_kwds['groups']") for v in values], names
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _default_index(index: pd.Index) -> bool:
+    """Whether ``index`` is 0, 1, ..., n-1 (a Series built from values, or reset): such
+    labels say nothing about the rows, and the values pair with the rows by position."""
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def _positional_only(groups) -> None:
+    """On rows not in memory, labels in a pandas object pair with the rows by position:
+    refuse one whose index says otherwise."""
+    if not _default_index(groups.index):
+        raise ValueError(
+            "cov_kwds['groups'] is a pandas object with its own row labels, which cannot be "
+            "matched to the rows of Dask data; name the column of the data "
+            "(cov_kwds={'groups': 'firm'}), pass a Dask Series of the data, or pass "
+            "groups.to_numpy() to pair the labels with the rows by position")
+
+
+def _check_labels(data, groups) -> None:
+    """A pandas object of cluster labels pairs with the rows by its index, never silently
+    by position (as the per-row weights and offsets): its index must be that of the rows used,
+    or of the rows given (before rows with missing values were dropped). One whose index is
+    0..n-1 pairs by position, as an array. Data without row labels accept any index."""
+    index = groups.index
+    labelled = getattr(data, "labelled", True)
+    if not labelled or _default_index(index) or index.equals(data.index):
+        return
+    source = getattr(data, "source_rows", None)
+    if source is not None and len(index) == getattr(data, "n_source", None) and \
+            index.take(source).equals(data.index):
+        return
+    if len(index) == len(data.index):
+        diff = np.flatnonzero(index.to_numpy(dtype=object) != data.index.to_numpy(dtype=object))
+        j = int(diff[0]) if diff.size else 0
+        where = (f"first difference at position {j}: {_plain(index[j])!r} against "
+                 f"{_plain(data.index[j])!r}")
+    else:
+        inside = int(index.isin(data.index).sum())
+        where = (f"{len(index)} labels, {inside} of them among the {len(data.index)} rows the "
+                 "model uses")
+    raise ValueError(f"cov_kwds['groups'] and the rows of the data have different indexes "
+                     f"({where}); align them (e.g. groups.reindex(data.index)), name the "
+                     "column of the data instead, or pass groups.to_numpy() to pair rows by "
+                     "position")
 
 
 def _rows_used(data, values: np.ndarray, name: str) -> np.ndarray:

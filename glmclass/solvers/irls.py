@@ -22,7 +22,7 @@ from ..rows.blocks import RowBlocks
 from .control import Control
 from .fit import Fit
 from .irls_exact import Retry, begin, block_terms, iterate, over_frames, start_etas
-from .irls_records import Frame, Penalty
+from .irls_records import Frame, Penalty, weight_scale
 from .irls_sampled import sampled_irls, sampled_start, use_sampled
 from .sampled import State
 
@@ -76,7 +76,8 @@ def irls(
     """
     blocks = blocks.gathered()  # a small source: one block, read once for every pass
     return over_frames(penalty, intercept,
-                       lambda frame: _in_frame(blocks, family, frame, start, control))
+                       lambda frame: _in_frame(blocks, family, frame, start, control),
+                       weight_scale(blocks))
 
 
 def _in_frame(blocks: RowBlocks, family: Family, frame: Frame, start: np.ndarray | None,

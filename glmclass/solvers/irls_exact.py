@@ -26,7 +26,7 @@ from ..rows.gram import fused_pass, shift_from_gram
 from .control import Control
 from .fit import Fit, submatrix
 from .irls_qr import QR_MODE_CLEAR, QRSystem, qr_pass
-from .irls_records import Frame, Penalty
+from .irls_records import Frame, Penalty, weight_scale
 from .irls_steps import domain_check, is_pd, penalised, polish, solve_step
 from .rank import aliased_design_columns, deciding_factor
 
@@ -46,13 +46,14 @@ class Retry:
 
 
 def over_frames(penalty: Penalty | None, intercept: int | None,
-                once: Callable[[Frame], Fit | Retry]) -> Fit:
+                once: Callable[[Frame], Fit | Retry], scale: float = 1.0) -> Fit:
     """The fit ``once(frame)`` in the frame it settles on: unshifted first, then shifted when
     the first pass asks for a shift, or unshifted again (and never shifted) when the column of
-    ones the shift relies on is itself aliased."""
+    ones the shift relies on is itself aliased. ``scale``: the rows' mean prior weight
+    (:func:`~glmclass.solvers.irls_records.weight_scale`)."""
     shift = None
     for _ in range(3):
-        fit = once(Frame(shift, intercept, penalty))
+        fit = once(Frame(shift, intercept, penalty, scale))
         if not isinstance(fit, Retry):
             return fit
         shift, intercept = fit.shift, (intercept if fit.shift is not None else None)
@@ -74,7 +75,7 @@ def exact_irls(blocks: RowBlocks, family: Family, start: np.ndarray | None = Non
         return begun if isinstance(begun, Retry) else iterate(family, frame, control, begun,
                                                               start is not None)
 
-    return over_frames(penalty, intercept, once)
+    return over_frames(penalty, intercept, once, weight_scale(blocks))
 
 
 def block_terms(blocks: RowBlocks, family: Family) -> Terms:
@@ -103,11 +104,14 @@ def block_terms(blocks: RowBlocks, family: Family) -> Terms:
 
 def start_etas(family: Family, frame: Frame, start: np.ndarray | None
                ) -> tuple[np.ndarray | None, Callable[[Block], np.ndarray]]:
-    """The starting coefficients in the frame's coordinates (None: R's ``mustart``) and the
-    linear predictor they give a block."""
+    """The starting coefficients in the frame's coordinates (None: R's ``mustart``, from the
+    weights relative to their mean, ``frame.scale``) and the linear predictor they give a
+    block."""
     if start is None:  # R's mustart, block by block
+        scale = frame.scale
+
         def from_means(b: Block) -> np.ndarray:
-            return family.start_eta(b.y, b.weights)
+            return family.start_eta(b.y, b.weights if scale == 1.0 else b.weights / scale)
 
         return None, from_means
     coef = frame.to_gamma(np.asarray(start, dtype=float))
@@ -238,13 +242,14 @@ def iterate(family: Family, frame: Frame, control: Control, begun: Begun,
         begun.deviance_before
     g, r = begun.gram, begun.rhs
     history, converged, message, it = [], False, "", 0
+    floor = 0.1 * frame.scale  # R's 0.1, in units of the prior weights
     for it in range(1, control.maxiter + 1):
         coef = solve_step(g, r, kept, penalty, coef_old, factor)
         factor = None  # the next steps solve with new Gram matrices
         dev, obj, g_new, r_new = run(coef)  # an eta outside the domain gives obj = inf
         halvings = 0
         while not math.isfinite(obj) or (
-            (it > 1 or given_start) and (obj - obj_old) / (0.1 + abs(obj)) >= control.tol
+            (it > 1 or given_start) and (obj - obj_old) / (floor + abs(obj)) >= control.tol
         ):
             if coef_old is None or halvings >= control.maxhalf:
                 message = "step-halving could not reduce the deviance"
@@ -256,7 +261,7 @@ def iterate(family: Family, frame: Frame, control: Control, begun: Begun,
             dev = dev_old  # back to the last accepted point
             break
         history.append(obj)
-        converged = abs(obj - obj_old) / (abs(obj) + 0.1) < control.tol
+        converged = abs(obj - obj_old) / (abs(obj) + floor) < control.tol
         if control.progress is not None:
             moved = coef - (coef_old if coef_old is not None else 0.0)
             control.progress(it, obj, float(np.max(np.abs(moved[keep]), initial=0.0)), halvings)
@@ -272,7 +277,7 @@ def iterate(family: Family, frame: Frame, control: Control, begun: Begun,
         # Fisher scoring converges only linearly for a non-canonical link, so R's deviance rule
         # stops ~sqrt(tol) away from the optimum: finish with exact-Hessian Newton steps
         coef_old, dev, obj_old, g, r = polish(run, coef_old, (dev, obj_old, g, r), kept,
-                                              penalty)
+                                              penalty, scale=frame.scale)
     if not converged and not message:
         message = f"no convergence in {control.maxiter} iterations"
     information = "observed" if (observed and not family.is_canonical and not qr_mode and not any(

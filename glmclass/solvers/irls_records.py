@@ -12,7 +12,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import shift_transform
+
+
+def weight_scale(blocks: RowBlocks) -> float:
+    """The mean prior weight of the rows (1.0 without rows, or for unit weights).
+
+    The deviance is proportional to the prior weights, but R's relative-change rule
+    ``|dev - dev_old| / (|dev| + 0.1)`` and its binomial starting means
+    ``(w y + 0.5) / (w + 1)`` are not: with weights all 1e-12 the rule stops after two
+    iterations, off the MLE in the second digit, and with weights 1e12 the start is near the
+    0/1 responses. The solvers measure weights against this scale (``0.1 * scale``, starting
+    means of ``w / scale``), which leaves R's rule and start for unit weights and makes every
+    decision invariant to multiplying all weights by a constant.
+    """
+    def part(b: Block) -> np.ndarray:
+        return np.array([float(np.sum(b.weights)), float(b.weights.shape[0])])
+
+    total, n = blocks.reduce(part, np.zeros(2))
+    s = total / n if n > 0 else 1.0
+    return float(s) if np.isfinite(s) and s > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +56,7 @@ class Frame:
     shift: np.ndarray | None
     intercept: int | None
     penalty: Penalty | None
+    scale: float = 1.0  # the mean prior weight (weight_scale): what "0.1" in R's rule means
 
     @property
     def t(self) -> np.ndarray | None:

@@ -188,7 +188,7 @@ def sampled_irls(blocks: RowBlocks, family: Family, frame: Frame, keep: np.ndarr
         if not math.isfinite(state.objective):
             return None
     fit = sampled_newton(evaluate, solve, decrement, coef, state, exact, control.maxiter,
-                         control.tol, control.maxhalf, control.progress)
+                         control.tol, control.maxhalf, control.progress, scale=frame.scale)
     if fit.coef is None:
         raise DataError(
             "no valid set of coefficients has been found: the first IRLS step left the domain "

@@ -129,18 +129,19 @@ def start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndar
 
 
 def polish(run: Callable[..., tuple], coef: np.ndarray, state: tuple,
-           keep: np.ndarray | None, penalty: Penalty | None, max_steps: int = 5) -> tuple:
+           keep: np.ndarray | None, penalty: Penalty | None, max_steps: int = 5,
+           scale: float = 1.0) -> tuple:
     """Newton steps with the observed Hessian from a converged IRLS fit, kept only while the
     objective does not rise; returns ``(coef, dev, obj, gram, rhs)`` at the last accepted
     point (gram and rhs with Fisher weights). ``state`` is ``(dev, obj, gram, rhs)`` at
-    ``coef``; ``keep`` as for :func:`solve_step`."""
+    ``coef``; ``keep`` as for :func:`solve_step`; ``scale`` the rows' mean prior weight."""
     dev, obj, g, r = state
     sel = slice(None) if keep is None else keep
     for _ in range(max_steps):
         _, _, g_obs, r_obs = run(coef, observed=True)
         cand = solve_step(g_obs, r_obs, keep, penalty, coef)
         c_dev, c_obj, c_g, c_r = run(cand)  # obj = inf outside the domain
-        if not math.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1):
+        if not math.isfinite(c_obj) or c_obj > obj + 1e-13 * (abs(obj) + 0.1 * scale):
             break
         step = np.max(np.abs(cand - coef)[sel]) / (np.max(np.abs(cand[sel])) + 1e-300)
         coef, dev, obj, g, r = cand, c_dev, c_obj, c_g, c_r

@@ -27,6 +27,7 @@ from ..rows.blocks import Block, RowBlocks, add_into, in_sample
 from . import sampled
 from .control import Control
 from .fit import Fit
+from .irls_records import weight_scale
 from .sampled import State, sample_fraction, sampled_newton
 
 #: ``evaluate(coef, derivatives) -> (objective, gradient, hessian)``; gradient and Hessian
@@ -76,9 +77,12 @@ def newton(evaluate: Objective, start: np.ndarray,
     non-finite or rises, $(f - f_{old}) / (0.1 + |f|) \\ge$ ``tol`` (R's ``glm.fit`` test), the
     step is halved, at most ``maxhalf`` times. Trial points are evaluated without derivatives;
     the gradient and Hessian are computed once per accepted point, so on return they belong to
-    ``coef``.
+    ``coef``. An objective with an ``objective_scale`` (the rows' mean prior weight,
+    :func:`multinomial_deviance`) has R's ``0.1`` taken in that unit, so that the iterations
+    do not depend on multiplying all weights by a constant.
     """
     coef = np.asarray(start, dtype=float).copy()
+    floor = 0.1 * getattr(evaluate, "objective_scale", 1.0)
     rows = getattr(evaluate, "sampled_rows", None)  # the objective can sample its Hessian
     if rows is not None and (control.direction == "sampled" or (
             control.direction == "auto" and getattr(evaluate, "sample_by_default", True)
@@ -94,7 +98,7 @@ def newton(evaluate: Objective, start: np.ndarray,
         new = coef + step
         f_new, g_new, h_new = evaluate(new, True)
         halvings = 0
-        while not np.isfinite(f_new) or (f_new - f) / (0.1 + abs(f_new)) >= control.tol:
+        while not np.isfinite(f_new) or (f_new - f) / (floor + abs(f_new)) >= control.tol:
             if halvings >= control.maxhalf:
                 message = "step-halving could not reduce the objective"
                 break
@@ -108,7 +112,7 @@ def newton(evaluate: Objective, start: np.ndarray,
         if g_new is None:
             f_new, g_new, h_new = evaluate(new, True)
         history.append(f_new)
-        converged = abs(f_new - f) / (abs(f_new) + 0.1) < control.tol
+        converged = abs(f_new - f) / (abs(f_new) + floor) < control.tol
         if control.progress is not None:
             control.progress(n_iter, float(f_new), float(np.max(np.abs(new - coef), initial=0.0)),
                              halvings)
@@ -172,7 +176,8 @@ def _newton_sampled(evaluate, coef: np.ndarray, control: Control,
     if not np.isfinite(state.objective):
         raise ValueError("the objective is not finite at the starting values")
     fit = sampled_newton(ev, solve, decrement, coef, state, False, control.maxiter, control.tol,
-                         control.maxhalf, control.progress)
+                         control.maxhalf, control.progress,
+                         scale=getattr(evaluate, "objective_scale", 1.0))
     st = fit.state
     return Fit(coef=fit.coef, objective=float(st.objective), gradient=st.rhs, hessian=st.hessian,
                n_iter=fit.n_iter, converged=fit.converged, history=fit.history,
@@ -207,6 +212,7 @@ def penalized(evaluate: Objective, precision: np.ndarray, mean: np.ndarray) -> O
             g, h = g + 2.0 * pd_, h + 2.0 * precision
         return f, g, h
 
+    ev.objective_scale = getattr(evaluate, "objective_scale", 1.0)
     return ev
 
 
@@ -408,6 +414,7 @@ def multinomial_deviance(blocks: RowBlocks, n_levels: int,
         return None if sub is None else multinomial_deviance(sub, n_levels)
 
     evaluate.weight_range = None
+    evaluate.objective_scale = weight_scale(blocks)  # R's 0.1 in units of the weights
     evaluate.sampled_rows = blocks.n_rows  # offers sampled Hessians (see newton())
     evaluate.sample_by_default = blocks.sample_hessians  # what "auto" does (not on Dask)
     evaluate.subsample = subsample  # a warm start and fair sampled Hessians (see newton())

@@ -53,24 +53,28 @@ def rosenblatt(rows: RowBlocks, positive: int, control: Control) -> Fit:
         ``n_iter``, the epochs run; ``history``, the training points misclassified by the
         weights at the end of each epoch ($t_n w^\\top x_n \\le 0$, ndarray of int);
         ``updates``, the weight updates made during each epoch; ``best_epoch``, the epoch
-        whose weights ``coef`` holds (1-based; 0 for the zero start).
+        whose weights ``coef`` holds (1-based; 0 for the zero start); ``message``, why
+        it stopped early (weights that overflowed), else empty.
 
     Notes
     -----
     An epoch is one sequential pass over the windows (:func:`~glmclass.solvers.gradient.
     windows`, so rows on Dask are brought one partition at a time) and one reduction that
-    counts the misclassified points at its end.
+    counts the misclassified points at its end. A ``learning_rate`` so large that the
+    weights overflow (inf, then NaN, which no comparison finds misclassified) stops the run:
+    the weights go back to those before the window that overflowed, ``converged`` is False
+    and ``message`` says why.
     """
     learning_rate, rng = control.learning_rate, control.seed
     n, p = rows.n_rows, rows.n_cols
     w = np.zeros(p)
     best_w, best_err, best_epoch = w.copy(), n, 0
     history, updates = [], []
-    converged = False
+    converged, message = False, ""
     epoch_rows = window_source(rows)
 
-    def wrong(b: Block) -> int:  # t_n w'x_n <= 0, as z_n'w with z_n = t_n x_n
-        return int(np.count_nonzero(_signed(b, positive) @ w <= 0.0))
+    def wrong(b: Block) -> int:  # t_n w'x_n <= 0 (or not a number), z_n'w with z_n = t_n x_n
+        return int(np.count_nonzero(~(_signed(b, positive) @ w > 0.0)))
 
     for epoch in range(1, control.max_epochs + 1):
         k = 0
@@ -78,11 +82,23 @@ def rosenblatt(rows: RowBlocks, positive: int, control: Control) -> Fit:
             Z = _signed(win, positive)
             pts = list(Z)  # row views: cheaper to index in the loop than Z[i]
             order = rng.permutation(len(pts)) if rng is not None else range(len(pts))
-            for i in order:
-                z = pts[i]
-                if z @ w <= 0.0:
-                    w += learning_rate * z
-                    k += 1
+            before = w.copy()
+            with np.errstate(over="ignore", invalid="ignore"):
+                for i in order:
+                    z = pts[i]
+                    if not z @ w > 0.0:
+                        w += learning_rate * z
+                        k += 1
+            if not np.isfinite(w).all():
+                w = before
+                message = (f"the weights overflowed in epoch {epoch} (learning_rate="
+                           f"{learning_rate:g} is too large for the scale of the data): the "
+                           "run stopped with the last finite weights; from zero weights the "
+                           "rate only scales them, so learning_rate=1.0 gives the same "
+                           "classifications")
+                break
+        if message:
+            break
         errors = int(rows.reduce(wrong, 0))
         history.append(errors)
         updates.append(k)
@@ -91,10 +107,13 @@ def rosenblatt(rows: RowBlocks, positive: int, control: Control) -> Fit:
         if errors == 0:
             converged = True
             break
+    if message and not history:  # the first epoch overflowed: count the finite weights' errors
+        history.append(int(rows.reduce(wrong, 0)))
+        updates.append(k)
     coef, at = (best_w, best_epoch) if control.pocket else (w.copy(), len(history))
     return Fit(coef=coef, converged=converged, n_iter=len(history),
                history=np.array(history, dtype=int), updates=np.array(updates, dtype=int),
-               best_epoch=at)
+               best_epoch=at, message=message)
 
 
 def _signed(b: Block, positive: int) -> np.ndarray:

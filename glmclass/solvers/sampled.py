@@ -125,6 +125,7 @@ def sampled_newton(
     tol: float,
     maxhalf: int,
     progress: Callable[[int, float, float, int], None] | None = None,
+    scale: float = 1.0,
 ) -> Fit:
     """Minimise by Newton steps from exact gradients and sampled or earlier Hessians.
 
@@ -153,6 +154,10 @@ def sampled_newton(
         As R's ``glm.control``: steps, the relative-change tolerance, halvings per step.
     progress : callable, optional
         ``progress(iteration, objective, step, halvings)`` after each accepted step.
+    scale : float
+        The objective's unit, the rows' mean prior weight (the objective and the decrement
+        are proportional to it): R's ``0.1`` and the decrement's threshold are taken in it,
+        so that every decision is invariant to multiplying all weights by a constant.
 
     Returns
     -------
@@ -180,7 +185,7 @@ def sampled_newton(
         return st, st.hessian, True, True
 
     while it < maxiter:
-        thr = (1e3 * tol) ** 2
+        thr = (1e3 * tol) ** 2 * scale
         try:
             new = solve(hess, state, coef, not here)
         except NotPositiveDefinite:  # e.g. a sample without some column's rows: all rows
@@ -195,7 +200,7 @@ def sampled_newton(
                 continue
         ratio = None if eps_prev is None or not eps_prev > 0 else eps / eps_prev
         if here and coef is not None:
-            rel = (abs(history[-1] - history[-2]) / (abs(history[-1]) + 0.1)
+            rel = (abs(history[-1] - history[-2]) / (abs(history[-1]) + 0.1 * scale)
                    if len(history) > 1 else np.inf)
             if eps <= thr or (ratio is not None and ratio > 0.25 and rel < tol):
                 converged = True  # the exact decrement is below the threshold (or at rounding)
@@ -216,7 +221,7 @@ def sampled_newton(
         halvings = 0
         while not np.isfinite(cand.objective) or (
             coef is not None
-            and (cand.objective - state.objective) / (0.1 + abs(cand.objective)) >= tol
+            and (cand.objective - state.objective) / (0.1 * scale + abs(cand.objective)) >= tol
         ):
             if coef is None or halvings >= maxhalf:
                 message = "step-halving could not reduce the deviance"
