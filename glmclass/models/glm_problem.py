@@ -356,6 +356,7 @@ class GLMProblem:
             return solve(self.family, self._positive(rows), control, start=start,
                          penalty=penalty)
         blocks = self.blocks(X)
+        control = self._scaled(control)
         pos = self.positive_rows
         intercept = self.data.intercept_index if X is None else None
         return solve(self.family, blocks if pos is None else blocks.take_rows(pos), control,
@@ -376,7 +377,7 @@ class GLMProblem:
         if self.family.fixed_scale and len(present) < 2:
             how = "freq" if present == {"freq_weights"} else "var"
         rows = Alongside(self.rows, NullPartials(self.family, c, how))
-        fit = solve(self.family, rows, control, start=start)
+        fit = solve(self.family, rows, self._scaled(control), start=start)
         if rows.gathered_extra is None:
             return fit, self.null_fit(control, lazy=True)
         dev, ll = (float(v) for v in rows.gathered_extra)
@@ -385,6 +386,15 @@ class GLMProblem:
     def _null_coef(self, c: float) -> float | None:
         """The null record's constant: None for a model without an intercept (eta = offset)."""
         return None if self.data.intercept_index is None else c
+
+    def _scaled(self, control: Control) -> Control:
+        """``control`` with the mean prior weight from the facts pass (rows not in memory), so
+        that the weight-invariant stopping rule costs no reduction of its own."""
+        n_positive = None if self.sums is None else self.sums[0] - self.sums[3]
+        if n_positive is None or control.weight_scale is not None or n_positive <= 0:
+            return control
+        # the rows IRLS fits are those of positive weight (R's glm.fit), as in memory
+        return control.replace(weight_scale=float(self.sums[1] / n_positive))
 
     def _closed_null_intercept(self) -> float | None:
         """The null model's constant when no fit is needed to find it (0 without an

@@ -101,6 +101,10 @@ class Control:
         Stochastic gradient methods: record the deviance after each epoch, or after each step.
     pocket : bool
         "perceptron": keep the best end-of-epoch weights.
+    weight_scale : float or None
+        "irls": the mean prior weight of the rows when the caller already has it (a Dask
+        build gathers it in its facts pass); None: one reduction over the rows
+        (:func:`~glmclass.solvers.irls_records.weight_scale`).
 
     Raises
     ------
@@ -129,6 +133,7 @@ class Control:
     shuffle: bool = True
     history: str = "epoch"
     pocket: bool = False
+    weight_scale: float | None = None
 
     def __init__(self, **settings: Any) -> None:
         # the settings given, the others read from the class defaults (one dict update, not

@@ -77,7 +77,7 @@ def irls(
     blocks = blocks.gathered()  # a small source: one block, read once for every pass
     return over_frames(penalty, intercept,
                        lambda frame: _in_frame(blocks, family, frame, start, control),
-                       weight_scale(blocks))
+                       control.weight_scale or weight_scale(blocks))
 
 
 def _in_frame(blocks: RowBlocks, family: Family, frame: Frame, start: np.ndarray | None,

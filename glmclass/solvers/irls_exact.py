@@ -75,7 +75,7 @@ def exact_irls(blocks: RowBlocks, family: Family, start: np.ndarray | None = Non
         return begun if isinstance(begun, Retry) else iterate(family, frame, control, begun,
                                                               start is not None)
 
-    return over_frames(penalty, intercept, once, weight_scale(blocks))
+    return over_frames(penalty, intercept, once, control.weight_scale or weight_scale(blocks))
 
 
 def block_terms(blocks: RowBlocks, family: Family) -> Terms:
