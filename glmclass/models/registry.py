@@ -15,6 +15,7 @@ from .discriminant import LDA, QDA
 from .discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
 from .firth import FirthLogit
 from .glm import GLM, Logit, Probit
+from .mixed import MixedGLM, MixedLogit, MixedProbit
 from .mnlogit import MNLogit
 from .naive_bayes import BernoulliNB, GaussianNB
 from .perceptron import Perceptron
@@ -61,6 +62,9 @@ MODELS: tuple[ModelEntry, ...] = (
     ModelEntry("least_squares", LeastSquaresClassifier, probabilities=False),
     ModelEntry("fisher", FisherDiscriminant, features=True, probabilities=False),
     ModelEntry("perceptron", Perceptron, probabilities=False),
+    ModelEntry("mixed_glm", MixedGLM),  # Dask data: NotImplementedError (models/mixed.py)
+    ModelEntry("mixed_logit", MixedLogit),
+    ModelEntry("mixed_probit", MixedProbit),
 )
 
 
