@@ -212,6 +212,19 @@ class MixedGLM(Model):
         return self.problem.offset
 
     @property
+    def levels(self) -> list | None:
+        """``[failure, success]`` labels of a binary response (None for proportions)."""
+        return self.problem.levels
+
+    @property
+    def var_weights(self) -> np.ndarray:
+        return self.problem.var_weights
+
+    @property
+    def freq_weights(self) -> np.ndarray:
+        return self.problem.freq_weights
+
+    @property
     def prior_weights(self) -> np.ndarray:
         return np.asarray(self.problem.freq_weights) * np.asarray(self.problem.var_weights)
 

@@ -6,9 +6,14 @@
 ## rounded to 6 decimals so that the CSV holds exactly the numbers R fitted).
 ##
 ## Method.  Each model is fitted with tight control, glmerControl(optimizer = "bobyqa",
-## optCtrl = list(maxfun = 1e5, rhoend = 1e-10), tolPwrss = 1e-10), then refitted from its
-## own estimates (start = list(theta, fixef); rhobeg 1e-2, rhoend 1e-11) to polish: lme4's default stopping rule leaves
-## the deviance ~1e-3 above the optimum.  Stored per case:
+## optCtrl = list(maxfun = 1e5, rhoend = 1e-10), tolPwrss = 1e-13), then refitted from its
+## own estimates (start = list(theta, fixef); rhobeg 1e-2, rhoend 1e-11) to polish: lme4's
+## default stopping rule leaves the deviance ~1e-3 above the optimum.  tolPwrss = 1e-13: lme4
+## factors A = Lambda'Z'WZ Lambda + I at the weights of the iterate *before* PIRLS's last
+## step, so with the default 1e-7 (or even 1e-10) its deviance function is off the Laplace
+## at the modes (2e-4 on the Poisson case here) and the finite-difference Hessian behind
+## vcov() is off by ~1% (Poisson SEs 0.6% smaller); at 1e-13 the last step is negligible.
+## Stored per case:
 ## - objective: the quantity lme4 minimises (-2 logLik: Laplace or adaptive quadrature),
 ##   loglik, aic, bic, deviance (lme4's deviance(), which for a GLMM is NOT -2 logLik),
 ## - fixef, vcov (lme4's vcov: the beta block of the inverse of the finite-difference
@@ -27,10 +32,10 @@ if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not 
 source(file.path(refdir, "r", "json_writer.R"), local = TRUE)
 
 ctrl <- glmerControl(optimizer = "bobyqa", optCtrl = list(maxfun = 1e5, rhoend = 1e-10),
-                     tolPwrss = 1e-10)
+                     tolPwrss = 1e-13)
 polish <- glmerControl(optimizer = "bobyqa",
                        optCtrl = list(maxfun = 1e5, rhobeg = 1e-2, rhoend = 1e-11),
-                       tolPwrss = 1e-10)
+                       tolPwrss = 1e-13)
 
 fit_tight <- function(formula, data, family, nAGQ = 1L) {
   m <- glmer(formula, data = data, family = family, nAGQ = nAGQ, control = ctrl)
