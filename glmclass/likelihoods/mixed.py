@@ -159,6 +159,11 @@ class MixedDeviance:
         self._terms = self.family.terms_for(y, weights)
         self._unit = self.family.unit_deviance_for(y)
         self._u = np.zeros(self.q)  # warm start of PIRLS, the modes of the last call
+        # -2 log p(y | eta) = sum of the weighted unit deviances + this constant (the
+        # saturated model's -2 log-likelihood): one pass of loglik_obs, not one per call
+        eta0 = np.asarray(offset, dtype=float) + 0.0
+        self.saturated = float(-2.0 * self.family.loglik_obs(y, eta0, weights, 1.0).sum()
+                               - (weights * self._unit(eta0)).sum())
 
     # --- the penalised system -----------------------------------------------------------------
     def _design(self, theta: np.ndarray):
@@ -231,7 +236,7 @@ class MixedDeviance:
             else:
                 break
             done = abs(obj - obj_new) < tol * (abs(obj_new) + 0.1) and \
-                step * np.abs(delta).max(initial=0.0) < 1e-7
+                step * np.abs(delta).max(initial=0.0) < 1e-10
             u, eta, w, r, dev, obj = u_new, eta_new, w_new, r_new, dev_new, obj_new
             if done:
                 converged = True
@@ -246,8 +251,7 @@ class MixedDeviance:
     def laplace(self, theta: np.ndarray, beta: np.ndarray) -> float:
         """-2 log-likelihood by the Laplace approximation (lme4's ``nAGQ = 1`` objective)."""
         m = self.modes(theta, beta)
-        ll = self.family.loglik_obs(self.y, m.eta, self.weights, 1.0).sum()
-        return float(-2.0 * ll + m.u @ m.u + m.logdet)
+        return float(m.dev + self.saturated + m.u @ m.u + m.logdet)
 
     def agq(self, theta: np.ndarray, beta: np.ndarray, nagq: int) -> float:
         """-2 log-likelihood by ``nagq``-point adaptive Gauss-Hermite quadrature (one grouping

@@ -235,7 +235,7 @@ class MixedGLM(Model):
                              list(self.blocks))
 
     # --- the fit ------------------------------------------------------------------------------
-    def fit(self, nagq: int = 1, maxiter: int = 500, tol: float = 1e-10, start_params=None,
+    def fit(self, nagq: int = 1, maxiter: int = 200, tol: float = 1e-12, start_params=None,
             disp: bool = False) -> MixedGLMResults:
         """Maximum-likelihood fit by the Laplace approximation or adaptive quadrature.
 
@@ -248,7 +248,8 @@ class MixedGLM(Model):
         maxiter : int
             Largest number of quasi-Newton iterations of the joint stage.
         tol : float
-            Tolerance on the relative change of the deviance of the joint stage.
+            The joint stage stops when a step lowers the deviance by less than ``tol *
+            (|deviance| + 0.1)``; a Newton step on the finite-difference Hessian follows.
         start_params : array-like, optional
             ``(theta, beta)`` to start from (e.g. lme4's ``getME(fit, c("theta",
             "fixef"))``).
@@ -303,80 +304,96 @@ class MixedGLM(Model):
             warnings.warn(check, ConvergenceWarning, stacklevel=3)
 
 
-def _gradient(f, x: np.ndarray, lower: np.ndarray, h: float = 1e-5) -> np.ndarray:
-    """Central-difference gradient (forward at a lower bound)."""
-    g = np.empty_like(x)
-    f0 = None
-    for i in range(x.size):
-        s = h * max(1.0, abs(x[i]))
-        e = np.zeros_like(x)
-        e[i] = s
-        if i < lower.size and x[i] - s < lower[i]:
-            f0 = f(x) if f0 is None else f0
-            g[i] = (f(x + e) - f0) / s
-        else:
-            g[i] = (f(x + e) - f(x - e)) / (2 * s)
-    return g
+def derivatives(f, x: np.ndarray, h: float = 1e-4) -> tuple[float, np.ndarray, np.ndarray]:
+    """``f(x)``, its central-difference gradient and Hessian (steps ``h`` times
+    ``max(1, |x_i|)``, as lme4's ``deriv12``) from ``d^2 + d + 1`` evaluations: the
+    off-diagonal terms use ``f(x +- (e_i + e_j))`` with the ``f(x +- e_i)`` of the diagonal.
 
-
-def hessian(f, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
-    """Central-difference Hessian of ``f`` at ``x`` (steps ``h`` times ``max(1, |x_i|)``),
-    as lme4's ``deriv12``."""
+    Returns
+    -------
+    fx : float
+    gradient : ndarray of shape (d,)
+    hessian : ndarray of shape (d, d)
+    """
     d = x.size
     s = h * np.maximum(1.0, np.abs(x))
+    E = np.diag(s)
     f0 = f(x)
-    H = np.empty((d, d))
-    fp, fm = np.empty(d), np.empty(d)
-    for i in range(d):
-        e = np.zeros(d)
-        e[i] = s[i]
-        fp[i], fm[i] = f(x + e), f(x - e)
-        H[i, i] = (fp[i] - 2 * f0 + fm[i]) / s[i] ** 2
+    fp = np.array([f(x + E[i]) for i in range(d)])
+    fm = np.array([f(x - E[i]) for i in range(d)])
+    g = (fp - fm) / (2 * s)
+    H = np.diag((fp - 2 * f0 + fm) / s ** 2)
     for i in range(d):
         for j in range(i):
-            ei, ej = np.zeros(d), np.zeros(d)
-            ei[i], ej[j] = s[i], s[j]
-            H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
-                                 + f(x - ei - ej)) / (4 * s[i] * s[j])
-    return H
+            both = f(x + E[i] + E[j]) + f(x - E[i] - E[j])
+            H[i, j] = H[j, i] = (both - fp[i] - fm[i] - fp[j] - fm[j] + 2 * f0) / (
+                2 * s[i] * s[j])
+    return f0, g, H
+
+
+def _gradient(f, x: np.ndarray, h: float = 1e-5) -> np.ndarray:
+    """Central-difference gradient."""
+    s = h * np.maximum(1.0, np.abs(x))
+    return np.array([(f(x + e) - f(x - e)) / (2 * si) for e, si in zip(np.diag(s), s,
+                                                                        strict=True)])
+
+
+def _newton_step(H: np.ndarray, g: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """``-H^{-1} g`` on the free parameters, H's eigenvalues floored to keep it a descent
+    direction."""
+    step = np.zeros_like(g)
+    Hf = H[np.ix_(free, free)]
+    vals, vecs = np.linalg.eigh((Hf + Hf.T) / 2)
+    floor = 1e-6 * max(1.0, np.abs(vals).max(initial=1.0))
+    vals = np.maximum(np.abs(vals), floor)
+    step[free] = -(vecs @ ((vecs.T @ g[free]) / vals))
+    return step
 
 
 def _minimise(f, x0: np.ndarray, lower: np.ndarray, nt: int, maxiter: int, tol: float
               ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
-    """L-BFGS-B on central-difference gradients, then Newton steps on the finite-difference
-    Hessian (parameters at their bound held there); returns the estimate, the Hessian there,
-    whether it converged and the gradient."""
+    """Quasi-Newton from a finite-difference Hessian: Newton steps with BFGS updates of the
+    Hessian on central-difference gradients, the covariance parameters kept at or above
+    their bounds (held there when the gradient pushes outward), step halving; then the
+    Hessian again at the estimate (lme4's ``vcov``) and Newton steps with it until the
+    deviance stops falling. Returns the estimate, the Hessian there, whether it converged
+    and the gradient."""
     lo = np.r_[lower, np.full(x0.size - nt, -np.inf)]
-    bounds = [(b if np.isfinite(b) else None, None) for b in lo]
-    res = optimize.minimize(f, np.maximum(x0, lo), jac=lambda z: _gradient(f, z, lower),
-                            method="L-BFGS-B", bounds=bounds,
-                            options={"maxiter": maxiter, "ftol": tol, "gtol": 1e-9})
-    x, fx = res.x, res.fun
-    converged = bool(res.success)
-    for _ in range(8):  # Newton polish
-        g = _gradient(f, x, lower)
-        H = hessian(f, x)
-        free = ~((x <= lo + 1e-10) & (g > 0))
-        try:
-            step = np.zeros_like(x)
-            step[free] = -np.linalg.solve(H[np.ix_(free, free)], g[free])
-        except np.linalg.LinAlgError:
-            break
-        t = 1.0
-        while t > 1e-4:
+    x = np.maximum(x0, lo)
+    fx, g, H = derivatives(f, x)
+    converged = False
+    for it in range(maxiter):
+        free = ~((x <= lo) & (g > 0))
+        step = _newton_step(H, g, free)
+        t, fn = 1.0, np.inf
+        while t > 1e-10:
             xn = np.maximum(x + t * step, lo)
             fn = f(xn)
             if fn <= fx:
                 break
             t /= 2
-        else:
+        if not fn <= fx:
+            converged = abs(g[free]).max(initial=0.0) < 1e-4
             break
-        done = fx - fn < 1e-12 * (abs(fx) + 1)
-        x, fx = xn, fn
-        if done:
+        gn = _gradient(f, xn)
+        sk, yk = xn - x, gn - g
+        if sk @ yk > 1e-12 * np.sqrt((sk @ sk) * (yk @ yk)):  # BFGS update
+            Hs = H @ sk
+            H = H + np.outer(yk, yk) / (yk @ sk) - np.outer(Hs, Hs) / (sk @ Hs)
+        small = fx - fn <= tol * (abs(fn) + 0.1)
+        x, fx, g = xn, fn, gn
+        if small and it > 0:
+            converged = True
             break
-    H = hessian(f, x)
-    g = _gradient(f, x, lower)
+    for _ in range(3):  # the Hessian at the estimate; a Newton step with it when it helps
+        fx, g, H = derivatives(f, x)
+        free = ~((x <= lo) & (g > 0))
+        xn = np.maximum(x + _newton_step(H, g, free), lo)
+        fn = f(xn)
+        if fn < fx:
+            x = xn
+        if not fn < fx - 1e-9 * (abs(fx) + 1):
+            break
     return x, H, converged, g
 
 
