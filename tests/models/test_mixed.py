@@ -224,3 +224,55 @@ def test_summary_layout():
                   "Number of obs: 1000, groups:  g, 40", "Fixed effects:", "Pr(>|z|)"):
         assert piece in text
     assert "nAGQ = 10" in fitted("cbpp_agq10").summary()
+
+
+def test_anova_uses_minus_two_llf_as_lme4():
+    """lme4's anova(glm, glmm): the deviance column is -2 logLik; the test equals lrtest."""
+    res = fitted("cbpp")
+    glm = gc.GLM.from_formula("cbind(incidence, size - incidence) ~ C(period)",
+                              data("cbpp"), family=F.Binomial()).fit()
+    table = gc.anova(glm, res)
+    lr = gc.lrtest(glm, res)
+    assert table["deviance_diff"].iloc[1] == pytest.approx(lr.statistic, rel=1e-12)
+    assert table["pvalue"].iloc[1] == pytest.approx(lr.pvalue, rel=1e-9)
+    assert table["deviance"].iloc[1] == pytest.approx(REFS["cbpp"]["objective"], abs=1e-6)
+
+
+def test_sparse_factorisation_of_crossed_factors(monkeypatch):
+    """Above DENSE_Q random effects the penalised system is factored by SuperLU: the same
+    deviance, modes and conditional SDs as the dense Cholesky."""
+    import glmclass.likelihoods.mixed as LM
+
+    ref, m = REFS["crossed"], model("crossed")
+    theta, beta = np.array(ref["theta"]), np.array(ref["fixef"])
+    dense = m.deviance_function()
+    monkeypatch.setattr(LM, "DENSE_Q", 10)
+    sparse_dev = m.deviance_function()
+    assert sparse_dev(np.r_[theta, beta]) == pytest.approx(dense(np.r_[theta, beta]),
+                                                           rel=1e-12)
+    md, ms = dense.modes(theta, beta), sparse_dev.modes(theta, beta)
+    np.testing.assert_allclose(ms.u, md.u, atol=1e-10)
+    for a, b in zip(dense.conditional_variances(theta, md),
+                    sparse_dev.conditional_variances(theta, ms), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-8)
+
+
+def test_array_path_crossed_groups_and_exposure():
+    d = data("mixed_crossed")
+    X = np.column_stack([np.ones(len(d)), d["x"]])
+    res = gc.MixedLogit(d["y"], X, d[["a", "b"]]).fit()
+    assert -2 * res.llf <= REFS["crossed"]["objective"] + 1e-6
+    np.testing.assert_allclose(res.theta.to_numpy(), REFS["crossed"]["theta"], atol=1e-3)
+    p = data("mixed_poisson")
+    by_name = gc.MixedGLM.from_formula("y ~ x + (1 | g)", p, family=F.Poisson(),
+                                       exposure="t").fit()
+    assert -2 * by_name.llf <= REFS["poisson"]["objective"] + 1e-6
+    np.testing.assert_allclose(by_name.predict(p), REFS["poisson"]["fitted"], atol=1e-3)
+
+
+def test_rows_missing_a_grouping_value_are_dropped_or_named():
+    d = data("mixed_ri").copy()
+    d.loc[[3, 7], "g"] = None
+    assert gc.MixedLogit.from_formula("y ~ x1 + (1 | g)", d).data.nrows == len(d) - 2
+    with pytest.raises(ValueError, match="random-effect column.*'g'"):
+        gc.MixedLogit.from_formula("y ~ x1 + (1 | g)", d, missing="raise")
