@@ -394,6 +394,13 @@ def _minimise(f, x0: np.ndarray, lower: np.ndarray, nt: int, maxiter: int, tol: 
             x = xn
         if not fn < fx - 1e-9 * (abs(fx) + 1):
             break
+    g = _gradient(f, x)  # at the estimate (the last Newton step may have moved it)
+    free = ~((x <= lo) & (g > 0))
+    try:  # converged when the Newton step left at the estimate is negligible
+        left = np.abs(np.linalg.solve(H[np.ix_(free, free)], g[free])).max(initial=0.0)
+        converged = converged or bool(left < 1e-6)
+    except np.linalg.LinAlgError:
+        pass
     return x, H, converged, g
 
 

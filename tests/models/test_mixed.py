@@ -276,3 +276,26 @@ def test_rows_missing_a_grouping_value_are_dropped_or_named():
     assert gc.MixedLogit.from_formula("y ~ x1 + (1 | g)", d).data.nrows == len(d) - 2
     with pytest.raises(ValueError, match="random-effect column.*'g'"):
         gc.MixedLogit.from_formula("y ~ x1 + (1 | g)", d, missing="raise")
+
+
+def test_convergence_checks_as_lme4():
+    """A step cut short is finished by the Newton polish (converged, no warning); a gradient
+    left at the estimate or a Hessian that is not positive definite is reported."""
+    from dataclasses import replace
+
+    from glmclass.results.mixed import MixedGLMResults
+
+    m = model("ri_logit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        short = m.fit(maxiter=1)
+    assert short.converged and short.convergence_check is None
+    res = fitted("ri_logit")
+    np.testing.assert_allclose(short.params, res.params, rtol=1e-6)
+    fit = res.fit_record
+    steep = MixedGLMResults(m, replace(fit, gradient=fit.gradient + 5.0))
+    assert "scaled gradient" in steep.convergence_check
+    flat = MixedGLMResults(m, replace(fit, hessian=-np.eye(fit.hessian.shape[0])))
+    assert "not positive definite" in flat.convergence_check
+    assert res.wald_test("x1 = 0").statistic == pytest.approx(
+        (res.params["x1"] / res.bse["x1"]) ** 2, rel=1e-10)
