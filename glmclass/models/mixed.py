@@ -409,9 +409,19 @@ class MixedLogit(MixedGLM):
 
     _default_family = F.Binomial(L.Logit())
 
+    def __init__(self, endog, exog, groups, exog_re=None, offset=None, var_weights=None,
+                 exposure=None, missing: str = "drop") -> None:
+        super().__init__(endog, exog, groups, None, exog_re, offset, var_weights, exposure,
+                         missing)
+
 
 class MixedProbit(MixedGLM):
     """:class:`MixedGLM` with the binomial family and the probit link (lme4's Laplace with
     the expected-information weights of its PIRLS)."""
 
     _default_family = F.Binomial(L.Probit())
+
+    def __init__(self, endog, exog, groups, exog_re=None, offset=None, var_weights=None,
+                 exposure=None, missing: str = "drop") -> None:
+        super().__init__(endog, exog, groups, None, exog_re, offset, var_weights, exposure,
+                         missing)

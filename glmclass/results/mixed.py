@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..likelihoods.mixed import Modes
+from ..summary import Summary
 from .base import check_which, row_key
 from .likelihood import LikelihoodResults
 
@@ -272,43 +273,43 @@ class MixedGLMResults(LikelihoodResults):
         return pd.Series(values, index=index, name=which)
 
     # --- the report -----------------------------------------------------------------------------
-    def summary(self) -> str:
-        """lme4's ``summary(glmer(...))`` layout."""
+    def summary(self) -> Summary:
+        """lme4's ``summary(glmer(...))``: the criteria (its "deviance" is -2 llf), the
+        variance components, the numbers of observations and groups and the fixed effects;
+        a :class:`~glmclass.summary.Summary` (text, HTML, LaTeX)."""
         m = self.model
         how = ("Laplace Approximation" if self.nagq == 1
                else f"Adaptive Gauss-Hermite Quadrature, nAGQ = {self.nagq}")
         fam = m.family
-        lines = [f"Generalized linear mixed model fit by maximum likelihood ({how})",
-                 f" Family: {fam.name.lower()}  ( {fam.link.name.lower()} )"]
+        header: list = []
         if m.random_formula is not None:
-            lines.append(f"Formula: {m.random_formula.formula}")
-        crit = pd.DataFrame([[self.aic, self.bic, self.llf, -2 * self.llf, self.df_resid]],
-                            columns=["AIC", "BIC", "logLik", "deviance", "df.resid"])
-        lines += ["", crit.to_string(index=False, float_format=lambda v: f"{v:.1f}"), "",
-                  "Random effects:"]
+            header.append(("Formula", m.random_formula.formula))
+        header += [("AIC", self.aic), ("BIC", self.bic), ("logLik", self.llf),
+                   ("deviance (-2 logLik)", -2 * self.llf), ("df.resid", int(self.df_resid)),
+                   ("Number of obs", int(self.nobs))]
+        header += [(f"Groups: {g}", n) for g, n in self.ngroups.items()]
         vc = self.random_effects_cov
         var = vc[vc["var2"].isna()]
-        table = pd.DataFrame({"Groups": var["group"], "Name": var["var1"],
-                              "Variance": var["vcov"].map(lambda v: f"{v:.4g}"),
-                              "Std.Dev.": var["sdcor"].map(lambda v: f"{v:.4g}")})
+        table = pd.DataFrame({"Name": var["var1"].to_numpy(), "Variance": var["vcov"].to_numpy(),
+                              "Std.Dev.": var["sdcor"].to_numpy()},
+                             index=pd.Index(var["group"].to_numpy(), name="Groups"))
         corr = vc[vc["var2"].notna()]
-        if len(corr):
+        if len(corr):  # lme4 prints each correlation in the row of its second effect
             table["Corr"] = ""
             for _, r in corr.iterrows():
-                pos = table.index[(table["Groups"] == r["group"]) & (table["Name"] == r["var2"])]
-                table.loc[pos, "Corr"] = (table.loc[pos, "Corr"] + f" {r['sdcor']:.2f}").str.strip()
-        lines.append(table.to_string(index=False))
-        groups = ", ".join(f"{g}, {n}" for g, n in self.ngroups.items())
-        lines += [f"Number of obs: {int(self.nobs)}, groups:  {groups}", "", "Fixed effects:"]
+                at = (table.index == r["group"]) & (table["Name"] == r["var2"]).to_numpy()
+                table.loc[at, "Corr"] = (table.loc[at, "Corr"] + f" {r['sdcor']:.3f}").str.strip()
         fixed = pd.DataFrame({"Estimate": self.params, "Std. Error": self.bse,
                               "z value": self.tvalues, "Pr(>|z|)": self.pvalues})
-        lines.append(fixed.to_string(float_format=lambda v: f"{v:.5g}"))
+        notes = []
         if self.singular:
-            lines += ["", "boundary (singular) fit: see random_effects_cov"]
+            notes.append("boundary (singular) fit: a variance is 0 or a correlation +-1")
         check = self.convergence_check
         if check is not None:
-            lines += ["", f"Convergence: {check}"]
-        return "\n".join(lines)
+            notes.append(f"Convergence: {check}")
+        return Summary(f"Generalized linear mixed model fit by maximum likelihood ({how})",
+                       header, [("Random effects:", table), ("Fixed effects:", fixed)], notes,
+                       subtitle=f"Family: {fam.name.lower()} ( {fam.link.name.lower()} )")
 
     def __repr__(self) -> str:
         return f"<MixedGLMResults: {len(self.params)} fixed effects, llf {self.llf:.6g}>"

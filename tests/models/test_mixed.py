@@ -218,12 +218,16 @@ def test_dask_data_is_refused():
 
 
 def test_summary_layout():
-    text = fitted("slope").summary()
+    summary = fitted("slope").summary()
+    text = summary.as_text()
     for piece in ("Generalized linear mixed model fit by maximum likelihood (Laplace "
-                  "Approximation)", "Random effects:", "Std.Dev.", "Corr",
-                  "Number of obs: 1000, groups:  g, 40", "Fixed effects:", "Pr(>|z|)"):
+                  "Approximation)", "Family: binomial ( logit )", "Random effects:",
+                  "Std.Dev.", "Corr", "Number of obs:", "Groups: g:", "Fixed effects:",
+                  "Pr(>|z|)", f"{REFS['slope']['varcorr'][0]['corr'][1][0]:.3f}"):
         assert piece in text
-    assert "nAGQ = 10" in fitted("cbpp_agq10").summary()
+    assert "glmclass-summary" in summary.as_html()
+    assert "nAGQ = 10" in fitted("cbpp_agq10").summary().as_text()
+    assert "boundary (singular) fit" in fitted("singular").summary().as_text()
 
 
 def test_anova_uses_minus_two_llf_as_lme4():
@@ -299,3 +303,12 @@ def test_convergence_checks_as_lme4():
     assert "not positive definite" in flat.convergence_check
     assert res.wald_test("x1 = 0").statistic == pytest.approx(
         (res.params["x1"] / res.bse["x1"]) ** 2, rel=1e-10)
+
+
+def test_command_line_fits_a_mixed_model(capsys):
+    from glmclass.cli import main
+
+    code = main(["fit", str(DATA / "mixed_ri.csv"), "y ~ x1 + x2 + (1 | g)", "--model",
+                 "mixed_logit"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Random effects:" in out and "Fixed effects:" in out
