@@ -312,3 +312,12 @@ def test_command_line_fits_a_mixed_model(capsys):
                  "mixed_logit"])
     out = capsys.readouterr().out
     assert code == 0 and "Random effects:" in out and "Fixed effects:" in out
+
+
+def test_proportions_with_trials_equal_cbind():
+    d = data("cbpp").assign(p=lambda f: f["incidence"] / f["size"])
+    res = gc.MixedLogit.from_formula("p ~ C(period) + (1 | herd)", d,
+                                     var_weights=d["size"]).fit()
+    assert -2 * res.llf == pytest.approx(-2 * fitted("cbpp").llf, rel=1e-10)
+    np.testing.assert_allclose(res.params.to_numpy(), fitted("cbpp").params.to_numpy(),
+                               rtol=1e-6)
