@@ -118,7 +118,7 @@ def split_bars(formula: str) -> tuple[str, tuple[BarTerm, ...]]:
         read, naming it.
     """
     lhs, rhs = split_formula(formula)
-    if lhs is None:
+    if not lhs:
         raise DataError(f"the formula {formula!r} has no response: write 'y ~ x + (1 | g)'")
     keep, terms = [], []
     for sep, chunk in top_level(rhs, ("+", "-")):
