@@ -43,9 +43,12 @@ from ..families import Family
 from ..formula.bars import RandomBlock, z_matrix
 from .glm import GLMLikelihood
 
-#: Above this many random effects the penalised system of crossed factors is factored as a
-#: sparse matrix (scipy's SuperLU) instead of a dense Cholesky.
+#: With several terms, the random effects of the first (largest) term are eliminated group by
+#: group and the others (at most this many) kept in a dense Schur complement; beyond, the
+#: whole penalised system is factored as a sparse matrix (scipy's SuperLU).
 DENSE_Q = 3000
+#: Largest first-term x other-terms block held dense in the Schur elimination.
+SCHUR_CELLS = 10_000_000
 
 
 class MixedLikelihood(GLMLikelihood):
@@ -156,6 +159,12 @@ class MixedDeviance:
         self.blocks = blocks
         self.single = len(blocks) == 1
         self.q = sum(b.n_levels * b.n_effects for b in blocks)
+        self.q1 = blocks[0].n_levels * blocks[0].n_effects
+        q2 = self.q - self.q1
+        #: "single": one term, A block diagonal; "schur": the first term's blocks eliminated,
+        #: the rest dense (crossed and nested factors of moderate size); "sparse": SuperLU
+        self.kind = ("single" if self.single else
+                     "schur" if q2 <= DENSE_Q and self.q1 * q2 <= SCHUR_CELLS else "sparse")
         self._terms = self.family.terms_for(y, weights)
         self._unit = self.family.unit_deviance_for(y)
         self._u = np.zeros(self.q)  # warm start of PIRLS, the modes of the last call
@@ -168,45 +177,108 @@ class MixedDeviance:
     # --- the penalised system -----------------------------------------------------------------
     def _design(self, theta: np.ndarray):
         L = self.likelihood.factors(theta)
-        if self.single:
-            b = self.blocks[0]
-            return b.X @ L[0]
+        b0 = self.blocks[0]
+        if self.kind == "single":
+            return b0.X @ L[0]
+        if self.kind == "schur":
+            return [b.X @ Lk for b, Lk in zip(self.blocks, L, strict=True)]
         return z_matrix(self.blocks, L)
 
     def _times(self, ZL, u: np.ndarray) -> np.ndarray:
-        if self.single:
-            b = self.blocks[0]
-            return np.einsum("ij,ij->i", ZL, u.reshape(b.n_levels, -1)[b.codes])
+        b0 = self.blocks[0]
+        if self.kind == "single":
+            return np.einsum("ij,ij->i", ZL, u.reshape(b0.n_levels, -1)[b0.codes])
+        if self.kind == "schur":
+            out, pos = np.zeros(ZL[0].shape[0]), 0
+            for b, Z in zip(self.blocks, ZL, strict=True):
+                size = b.n_levels * b.n_effects
+                out += np.einsum("ij,ij->i", Z, u[pos:pos + size].reshape(b.n_levels, -1)[b.codes])
+                pos += size
+            return out
         return ZL @ u
 
+    def _group_blocks(self, ZL0: np.ndarray, w: np.ndarray, r: np.ndarray, k: int = 0
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """A term's diagonal blocks ``I + sum_i w_i zl_i zl_i'`` per level, shape (l, p, p),
+        and ``sum_i r_i zl_i`` per level, by sums over rows (no q x q matrix)."""
+        b = self.blocks[k]
+        p, nl = b.n_effects, b.n_levels
+        A = np.zeros((nl, p, p))
+        g = np.empty((nl, p))
+        for i in range(p):
+            g[:, i] = np.bincount(b.codes, ZL0[:, i] * r, minlength=nl)
+            for j in range(i + 1):
+                s = np.bincount(b.codes, w * ZL0[:, i] * ZL0[:, j], minlength=nl)
+                A[:, i, j] = A[:, j, i] = s
+        A[:, np.arange(p), np.arange(p)] += 1.0
+        return A, g.ravel()
+
     def _system(self, ZL, w: np.ndarray, r: np.ndarray):
-        """``(A, ZL' r)``: A as (l, p, p) blocks for one factor, else a matrix."""
-        if self.single:
-            b = self.blocks[0]
-            p, nl = b.n_effects, b.n_levels
-            A = np.zeros((nl, p, p))
-            g = np.empty((nl, p))
-            for i in range(p):
-                g[:, i] = np.bincount(b.codes, ZL[:, i] * r, minlength=nl)
-                for j in range(i + 1):
-                    s = np.bincount(b.codes, w * ZL[:, i] * ZL[:, j], minlength=nl)
-                    A[:, i, j] = A[:, j, i] = s
-            A[:, np.arange(p), np.arange(p)] += 1.0
-            return A, g.ravel()
+        """``(A, ZL' r)``: A as (l, p, p) blocks for one term; for "schur" the blocks, the
+        cross-products C with the other terms and their own R; else a sparse matrix."""
+        if self.kind == "single":
+            return self._group_blocks(ZL, w, r)
+        if self.kind == "schur":
+            B, g1 = self._group_blocks(ZL[0], w, r)
+            sizes = [b.n_levels * b.n_effects for b in self.blocks[1:]]
+            ends = np.cumsum([0] + sizes)
+            R = np.zeros((ends[-1], ends[-1]))
+            g2 = []
+            for k in range(1, len(self.blocks)):
+                own, gk = self._group_blocks(ZL[k], w, r, k)
+                g2.append(gk)
+                sl = slice(ends[k - 1], ends[k])
+                p, base = own.shape[1], ends[k - 1] + np.arange(own.shape[0]) * own.shape[1]
+                for a in range(p):
+                    for c in range(p):
+                        R[base + a, base + c] = own[:, a, c]
+                for m in range(k + 1, len(self.blocks)):
+                    X = self._cross(k, m, ZL, w)
+                    R[sl, ends[m - 1]:ends[m]] = X
+                    R[ends[m - 1]:ends[m], sl] = X.T
+            C = np.hstack([self._cross(0, m, ZL, w) for m in range(1, len(self.blocks))])
+            return (B, C, R), np.concatenate([g1] + g2)
         ZLt = ZL.T.tocsr()
         A = (ZLt @ sparse.diags(w) @ ZL).tocsc() + sparse.identity(self.q, format="csc")
         return A, ZLt @ r
 
+    def _cross(self, k: int, m: int, ZL: list[np.ndarray], w: np.ndarray) -> np.ndarray:
+        """``sum_i w_i zl_ki zl_mi'`` between the effects of terms k and m, placed by the
+        rows' levels: a dense (l_k p_k, l_m p_m) matrix from sums over rows."""
+        bk, bm = self.blocks[k], self.blocks[m]
+        lk, lm, pk, pm = bk.n_levels, bm.n_levels, bk.n_effects, bm.n_effects
+        idx = bk.codes * lm + bm.codes
+        out = np.empty((lk, pk, lm, pm))
+        for a in range(pk):
+            for c in range(pm):
+                out[:, a, :, c] = np.bincount(idx, w * ZL[k][:, a] * ZL[m][:, c],
+                                              minlength=lk * lm).reshape(lk, lm)
+        return out.reshape(lk * pk, lm * pm)
+
+    def _schur(self, A) -> tuple:
+        """Eliminate the first term: ``B^{-1} C`` and the Cholesky factor of ``S = R - C'
+        B^{-1} C``, with ``log det A = log det B + log det S``."""
+        B, C, R = A
+        nl, p = B.shape[0], B.shape[1]
+        BiC = np.linalg.solve(B, C.reshape(nl, p, -1)).reshape(self.q1, -1)
+        cS = linalg.cho_factor(R - C.T @ BiC, lower=True)
+        logdet = (2.0 * np.log(np.diagonal(np.linalg.cholesky(B), axis1=1, axis2=2)).sum()
+                  + 2.0 * np.log(np.diag(cS[0])).sum())
+        return BiC, cS, float(logdet)
+
     def _solve(self, A, g: np.ndarray) -> tuple[np.ndarray, float]:
         """``A^{-1} g`` and ``log det A``."""
-        if self.single:
+        if self.kind == "single":
             C = np.linalg.cholesky(A)
             logdet = 2.0 * np.log(np.diagonal(C, axis1=1, axis2=2)).sum()
             x = np.linalg.solve(A, g.reshape(A.shape[0], -1, 1))[..., 0]
             return x.ravel(), float(logdet)
-        if self.q <= DENSE_Q:
-            c = linalg.cho_factor(A.toarray(), lower=True)
-            return linalg.cho_solve(c, g), float(2.0 * np.log(np.diag(c[0])).sum())
+        if self.kind == "schur":
+            B, C, _ = A
+            BiC, cS, logdet = self._schur(A)
+            Bg1 = np.linalg.solve(B, g[:self.q1].reshape(B.shape[0], -1, 1)).ravel()
+            x2 = linalg.cho_solve(cS, g[self.q1:] - C.T @ Bg1)
+            return np.r_[Bg1 - BiC @ x2, x2], logdet
         lu = splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0)
         return lu.solve(g), float(np.log(np.abs(lu.U.diagonal())).sum())
 
@@ -287,27 +359,36 @@ class MixedDeviance:
         """Per term, the conditional covariance of each level's effects b,
         ``Lambda A^{-1} Lambda'`` blocks, shape (l_k, p_k, p_k) (lme4's ``condVar``)."""
         Ls = self.likelihood.factors(theta)
-        if self.single:
-            Ainv = np.linalg.inv(m.blocks_A)
-            return [Ls[0] @ Ainv @ Ls[0].T]
+        if self.kind == "single":
+            return [Ls[0] @ np.linalg.inv(m.blocks_A) @ Ls[0].T]
+        if self.kind == "schur":
+            B, C, R = m.A
+            BiC, cS, _ = self._schur(m.A)
+            Sinv = linalg.cho_solve(cS, np.eye(R.shape[0]))
+            nl, p = B.shape[0], B.shape[1]
+            G = BiC.reshape(nl, p, -1)
+            first = np.linalg.inv(B) + np.einsum("jaq,qr,jbr->jab", G, Sinv, G)
+            return [Ls[0] @ first @ Ls[0].T] + self._diagonal_blocks(
+                Ls[1:], self.blocks[1:], lambda cols: Sinv[np.ix_(cols, cols)])
+        lu = splu(m.A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0)
+
+        def inverse_block(cols: np.ndarray) -> np.ndarray:
+            E = np.zeros((self.q, len(cols)))
+            E[cols, np.arange(len(cols))] = 1.0
+            return lu.solve(E)[cols]
+
+        return self._diagonal_blocks(Ls, self.blocks, inverse_block)
+
+    @staticmethod
+    def _diagonal_blocks(Ls, blocks, inverse_block) -> list[np.ndarray]:
+        """``L A^{-1}_jj L'`` per level of each term, from ``inverse_block(cols)`` (the block
+        of A^{-1} on the term's columns, counted from the first of ``blocks``)."""
         out, pos = [], 0
-        A = m.A
-        dense = self.q <= DENSE_Q
-        if dense:
-            Ainv = linalg.cho_solve(linalg.cho_factor(A.toarray(), lower=True), np.eye(self.q))
-        else:
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0)
-        for L, b in zip(Ls, self.blocks, strict=True):
+        for L, b in zip(Ls, blocks, strict=True):
             p, nl = b.n_effects, b.n_levels
-            cols = np.arange(pos, pos + p * nl)
-            if dense:
-                sub = Ainv[np.ix_(cols, cols)]
-            else:
-                E = np.zeros((self.q, len(cols)))
-                E[cols, np.arange(len(cols))] = 1.0
-                sub = lu.solve(E)[cols]
-            blocks = np.stack([sub[j * p:(j + 1) * p, j * p:(j + 1) * p] for j in range(nl)])
-            out.append(L @ blocks @ L.T)
+            sub = inverse_block(np.arange(pos, pos + p * nl))
+            diag = np.stack([sub[j * p:(j + 1) * p, j * p:(j + 1) * p] for j in range(nl)])
+            out.append(L @ diag @ L.T)
             pos += p * nl
         return out
 
