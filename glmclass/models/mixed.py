@@ -66,10 +66,7 @@ def _array_blocks(groups: Any, exog_re: Any, n: int, rows: np.ndarray | None
     effects of a single grouping factor."""
     frame = groups if isinstance(groups, pd.DataFrame) else pd.DataFrame(
         {getattr(groups, "name", None) or "group": np.asarray(groups)})
-    if len(frame) != (n if rows is None else len(rows)) and rows is not None and \
-            len(frame) != n:
-        raise ValueError(f"groups has {len(frame)} rows but the data have {n}")
-    if rows is not None and len(frame) != n:
+    if rows is not None and len(frame) != n:  # given for every row, some dropped as missing
         frame = frame.iloc[rows]
     if len(frame) != n:
         raise ValueError(f"groups has {len(frame)} rows but the data have {n}")

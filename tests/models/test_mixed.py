@@ -321,3 +321,13 @@ def test_proportions_with_trials_equal_cbind():
     assert -2 * res.llf == pytest.approx(-2 * fitted("cbpp").llf, rel=1e-10)
     np.testing.assert_allclose(res.params.to_numpy(), fitted("cbpp").params.to_numpy(),
                                rtol=1e-6)
+
+
+def test_array_path_drops_the_groups_of_incomplete_rows():
+    d = data("mixed_ri")
+    X = np.column_stack([np.ones(len(d)), d["x1"], d["x2"]])
+    X[0, 1] = np.nan
+    a = gc.MixedLogit(d["y"], X, d["g"]).fit()
+    b = gc.MixedLogit(d["y"].iloc[1:], X[1:], d["g"].iloc[1:]).fit()
+    assert a.nobs == len(d) - 1
+    np.testing.assert_allclose(a.params.to_numpy(), b.params.to_numpy(), rtol=1e-10)
