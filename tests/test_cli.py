@@ -349,7 +349,7 @@ def test_bayes_glm_takes_a_link(csv, capsys):
     assert abs(ref.llf - logit.llf) > 1e-3  # the link was used
     code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "bayes_glm", "--family",
                         "poisson"], capsys)
-    one_line_error(code, err, "--family applies to --model glm only")
+    one_line_error(code, err, "--family applies to --model glm and mixed_glm only")
     code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "lda", "--link", "probit"],
                        capsys)
     # every model whose constructor takes a link (and whose name does not fix one)

@@ -17,15 +17,15 @@ REF = Path(__file__).resolve().parent / "reference" / "data"
 
 
 def test_list_names_every_bundled_file():
-    assert gc.datasets.list() == ["birthwt", "breast_cancer", "crabs", "endometrial", "housing",
-                                  "iris", "menarche", "spector"]
+    assert gc.datasets.list() == ["birthwt", "breast_cancer", "cbpp", "crabs", "endometrial",
+                                  "housing", "iris", "menarche", "spector"]
     for name in gc.datasets.list():
         text = gc.datasets.describe(name)
         assert text.startswith(name + ":") and "Source:" in text and "Terms:" in text
 
 
 @pytest.mark.parametrize("name", ["spector", "birthwt", "iris", "menarche", "crabs", "housing",
-                                  "endometrial"])
+                                  "endometrial", "cbpp"])
 def test_equal_to_the_r_reference_data(name):
     got = gc.datasets.load(name)
     ref = pd.read_csv(REF / f"{name}.csv", keep_default_na=False, na_values=[""])
@@ -76,7 +76,7 @@ def test_loads_without_statsmodels_or_sklearn(monkeypatch):
     for name in ("statsmodels", "sklearn"):
         monkeypatch.setitem(sys.modules, name, None)  # importing either would fail
     assert sum(len(gc.datasets.load(n)) for n in gc.datasets.list()) == (
-        32 + 189 + 150 + 25 + 569 + 200 + 72 + 79)
+        32 + 189 + 150 + 25 + 569 + 200 + 72 + 79 + 56)
 
 
 def test_models_fit_on_the_bundled_data():

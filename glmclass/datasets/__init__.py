@@ -1,8 +1,8 @@
 """Small datasets shipped with glmclass, for examples, docs and notebooks.
 
 >>> from glmclass import datasets
->>> datasets.list()
-['birthwt', 'breast_cancer', 'crabs', 'endometrial', 'housing', 'iris', 'menarche', 'spector']
+>>> datasets.list()[:5]
+['birthwt', 'breast_cancer', 'cbpp', 'crabs', 'endometrial']
 >>> df = datasets.load("spector")
 >>> df.shape
 (32, 4)
@@ -117,6 +117,19 @@ _DATASETS = {
         "brglm2::endometrial (identical values).",
         "Published study data, distributed with brglm2 and logistf.",
         'gcf.bayes_logit("HG ~ NV + PI + EH", df)'),
+    "cbpp": _Dataset(
+        "cbpp.csv",
+        "Contagious bovine pleuropneumonia: new cases in 15 zebu herds of Ethiopia, counted in "
+        "four periods (56 herd-periods; binomial counts grouped by herd).",
+        {"herd": "herd number, 1 to 15 (the grouping factor)",
+         "incidence": "new serological cases in the period",
+         "size": "herd size at the start of the period",
+         "period": "period of the study, 1 to 4"},
+        "Lesnoff, M. et al. (2004). Within-herd spread of contagious bovine pleuropneumonia "
+        "in Ethiopian highlands. Preventive Veterinary Medicine 64, 27-40. As in R's "
+        "lme4::cbpp, with herd and period as integers.",
+        "Published study data, distributed with lme4.",
+        'gcf.mixed_logit("cbind(incidence, size - incidence) ~ C(period) + (1 | herd)", df)'),
     "breast_cancer": _Dataset(
         "breast_cancer.csv.gz",
         "Breast Cancer Wisconsin (Diagnostic): 569 fine-needle aspirates, 212 malignant and "
@@ -160,7 +173,7 @@ def load(name: str) -> pd.DataFrame:
     ----------
     name : str
         One of :func:`list` (``"spector"``, ``"birthwt"``, ``"iris"``, ``"menarche"``,
-        ``"crabs"``, ``"housing"``, ``"endometrial"``, ``"breast_cancer"``).
+        ``"crabs"``, ``"housing"``, ``"endometrial"``, ``"breast_cancer"``, ``"cbpp"``).
 
     Returns
     -------

@@ -15,6 +15,7 @@ from .discriminant import LDA, QDA
 from .discriminant_functions import FisherDiscriminant, LeastSquaresClassifier
 from .firth import FirthLogit
 from .glm import GLM, Logit, Probit
+from .mixed import MixedGLM, MixedLogit, MixedProbit
 from .mnlogit import MNLogit
 from .naive_bayes import BernoulliNB, GaussianNB
 from .ordinal import OrderedModel
@@ -68,6 +69,9 @@ MODELS: tuple[ModelEntry, ...] = (
     ModelEntry("ordinal", OrderedModel),
     ModelEntry("ordered_logit", OrderedModel, options=(("link", "logit"),)),
     ModelEntry("ordered_probit", OrderedModel, options=(("link", "probit"),)),
+    ModelEntry("mixed_glm", MixedGLM),  # Dask data: NotImplementedError (models/mixed.py)
+    ModelEntry("mixed_logit", MixedLogit),
+    ModelEntry("mixed_probit", MixedProbit),
 )
 
 

@@ -31,6 +31,7 @@ from .bayes import BayesGLMResults
 from .dask import same_rows
 from .deviance_tables import sequential_anova
 from .firth import FirthResults
+from .mixed import MixedGLMResults
 from .regularized import RegularizedMNLogitResults, RegularizedResults
 
 
@@ -245,7 +246,10 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
                 f"anova: model {i + 1} has {k1} parameters and model {i} has {k0}; list the "
                 "models from the smallest to the largest, each with more parameters than the "
                 "one before")
-    dev = np.array([float(r.deviance) for r in results])
+    # lme4's anova of mixed models compares -2 llf (a GLMM's deviance is conditional on the
+    # modes); for GLMs of one response the deviance differences are the same numbers
+    mixed = any(isinstance(r, MixedGLMResults) for r in results)
+    dev = np.array([-2.0 * float(r.llf) if mixed else float(r.deviance) for r in results])
     df_resid = np.array([float(r.df_resid) for r in results])
     biggest = results[int(np.argmin(df_resid))]
     phi = float(getattr(biggest, "scale", 1.0))

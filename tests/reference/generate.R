@@ -1093,3 +1093,4 @@ source(file.path("tests", "reference", "r", "glmnet.R"))  # -> glmnet.json
 source(file.path("tests", "reference", "r", "hypothesis.R"))  # -> hypothesis.json
 source(file.path("tests", "reference", "r", "ordinal.R"))  # -> ordinal.json (issue 28)
 source(file.path("tests", "reference", "r", "emmeans.R"))  # -> emmeans.json (issue 30)
+source(file.path("tests", "reference", "r", "mixed.R"))  # -> mixed.json

@@ -1,0 +1,424 @@
+"""Mixed-effects GLMs by maximum likelihood (lme4's ``glmer``): MixedGLM, MixedLogit,
+MixedProbit.
+
+The model holds the fixed design (through :class:`~glmclass.models.glm_problem.GLMProblem`:
+the response on the family's scale, trials as prior weights, the offset) and the design of
+each random-effect term (:class:`~glmclass.formula.bars.RandomBlock`). A fit minimises lme4's
+deviance function (:class:`~glmclass.likelihoods.mixed.MixedDeviance`) over (theta, beta) in
+lme4's two stages: theta alone at the GLM's beta, then (theta, beta) jointly by L-BFGS-B on
+central-difference gradients, and finally Newton steps on the finite-difference Hessian of
+the deviance, which also gives the covariance of the estimates (lme4's ``vcov``).
+
+References
+----------
+Bates, D. et al. (2015). Fitting linear mixed-effects models using lme4. *Journal of
+Statistical Software* 67(1); lme4 ``R/modular.R`` (``mkGlmerDevfun``, ``optimizeGlmer``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from .. import families as F
+from .. import links as L
+from ..data.model_data import ModelData, has_dask, is_dask
+from ..errors import ConvergenceWarning, GlmclassWarning
+from ..formula.bars import (
+    RandomBlock,
+    RandomFormula,
+    bar_columns,
+    build_blocks,
+    split_bars,
+)
+from ..formula.design import capture_env
+from ..likelihoods.mixed import MixedDeviance, MixedLikelihood
+from ..results.mixed import MixedFit, MixedGLMResults
+from .base import Model
+from .glm import GLM
+from .glm_problem import GLMProblem
+
+_DASK = ("{name} does not fit Dask data: the conditional modes of every group are needed at "
+         "once. Bring the rows into memory first (ddf.compute()) and fit a pandas DataFrame")
+
+
+def _check_nagq(nagq: Any, blocks: list[RandomBlock]) -> int:
+    if isinstance(nagq, bool) or not isinstance(nagq, numbers.Integral) or nagq < 1:
+        raise ValueError(f"nagq must be a positive integer (1: the Laplace approximation), "
+                         f"got {nagq!r}")
+    if nagq > 1 and (len(blocks) != 1 or blocks[0].n_effects != 1):
+        raise ValueError("nagq > 1 (adaptive Gauss-Hermite quadrature) needs one grouping "
+                         "factor with a scalar random effect, as lme4's nAGQ; this model has "
+                         f"{sum(b.n_effects for b in blocks)} random-effect columns: use "
+                         "nagq=1 (the Laplace approximation)")
+    return int(nagq)
+
+
+def _array_blocks(groups: Any, exog_re: Any, n: int, rows: np.ndarray | None
+                  ) -> list[RandomBlock]:
+    """Random-effect terms of the array path: one intercept per column of ``groups`` (a
+    DataFrame: crossed or nested factors), with the columns of ``exog_re`` as correlated
+    effects of a single grouping factor."""
+    frame = groups if isinstance(groups, pd.DataFrame) else pd.DataFrame(
+        {getattr(groups, "name", None) or "group": np.asarray(groups)})
+    if rows is not None and len(frame) != n:  # given for every row, some dropped as missing
+        frame = frame.iloc[rows]
+    if len(frame) != n:
+        raise ValueError(f"groups has {len(frame)} rows but the data have {n}")
+    if exog_re is not None and frame.shape[1] != 1:
+        raise ValueError("exog_re (random slopes) needs a single grouping factor; pass groups "
+                         "as one column, or use from_formula for several terms")
+    blocks = []
+    for col in frame.columns:
+        keys = pd.Index(frame[col].to_numpy())
+        if pd.isna(np.asarray(keys, dtype=object)).any():
+            raise ValueError(f"groups column {col!r} has missing values; drop those rows")
+        codes, levels = pd.factorize(keys, sort=True)
+        if exog_re is None:
+            Xr, names = np.ones((n, 1)), ["(Intercept)"]
+        else:
+            Xr = np.asarray(exog_re, dtype=float).reshape(n, -1)
+            names = [str(c) for c in getattr(exog_re, "columns", range(Xr.shape[1]))]
+        blocks.append(RandomBlock(str(col), names, pd.Index(levels), codes.astype(np.intp),
+                                  Xr, None))
+    nl = [b.n_levels for b in blocks]
+    if any(np.diff(nl) > 0):
+        blocks = [blocks[i] for i in reversed(np.argsort(nl, kind="stable"))]
+    return blocks
+
+
+class MixedGLM(Model):
+    """Generalized linear mixed model (lme4's ``glmer``): a GLM with normal random effects.
+
+    Parameters
+    ----------
+    endog : array-like of shape (n_obs,) or (n_obs, 2)
+        The response: 0/1 or labels, proportions with ``var_weights`` = trials, or (successes,
+        failures) for the binomial; counts for the Poisson.
+    exog : array-like of shape (n_obs, k)
+        The fixed-effects design (add the constant yourself).
+    groups : array-like of shape (n_obs,) or DataFrame
+        The grouping factor of a random intercept; a DataFrame gives one random intercept per
+        column (crossed or nested factors, their interaction labels made by you).
+    family : Family, default Binomial()
+        Binomial with any link, or Poisson.
+    exog_re : array-like of shape (n_obs, p), optional
+        Columns of correlated random effects of the single grouping factor (a column of ones
+        for the intercept): lme4's ``(x | g)``.
+    offset, exposure, var_weights : array-like of shape (n_obs,), optional
+        Offset of the linear predictor, exposure (its log is added to the offset) and the
+        binomial trials of proportions.
+    missing : {"drop", "raise"}
+
+    Notes
+    -----
+    ``from_formula`` reads lme4's syntax: ``"y ~ x + (1 | g)"``, ``(x | g)``, ``(0 + x | g)``,
+    ``(x || g)``, ``(1 | a) + (1 | b)``, ``(1 | a/b)``.
+    """
+
+    row_args = ("offset", "var_weights", "exposure")
+    _default_family: ClassVar[F.Family | None] = None
+
+    def __init__(self, endog, exog, groups, family: F.Family | None = None, exog_re=None,
+                 offset=None, var_weights=None, exposure=None, missing: str = "drop") -> None:
+        if has_dask(endog, exog, groups, exog_re, offset, var_weights, exposure):
+            raise NotImplementedError(_DASK.format(name=type(self).__name__))
+        super().__init__(endog, exog, missing, family=family, groups=groups, exog_re=exog_re,
+                         offset=offset, var_weights=var_weights, exposure=exposure)
+
+    @classmethod
+    def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = None,
+                     engine: str = "patsy", **options):
+        """Build the model from an lme4 formula on a pandas DataFrame.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x + (1 | g)"``: the fixed part as for :meth:`glmclass.GLM.from_formula`
+            (``cbind(s, f)``, ``offset()``, ``C()``), random-effect terms in lme4's syntax.
+            The terms are read, never evaluated; what stands left of a bar goes through the
+            same design engine as the fixed part.
+        data : pandas.DataFrame
+        missing, eval_env, engine
+            As for :meth:`glmclass.GLM.from_formula`; rows with a missing value in a
+            grouping column or a random-effect column are dropped too.
+        **options
+            ``family``, ``offset``, ``exposure``, ``var_weights``.
+        """
+        if is_dask(data):
+            raise NotImplementedError(_DASK.format(name=cls.__name__))
+        env = capture_env(eval_env, 1)
+        fixed, terms = split_bars(formula)
+        if isinstance(data, pd.DataFrame):
+            used = bar_columns(terms, data)
+            missing_cols = {f for t in terms for f in t.factors} - {str(c) for c in data}
+            if missing_cols:
+                raise ValueError(f"the grouping column {sorted(missing_cols)[0]!r} of the "
+                                 f"formula {formula!r} is not a column of the data")
+            incomplete = data[used].isna().any(axis=1).to_numpy()
+            if incomplete.any():
+                if missing == "raise":
+                    bad = [c for c in used if data[c].isna().any()]
+                    raise ValueError(f"missing values in the random-effect column(s) {bad}; "
+                                     "pass missing='drop' to drop those rows, or fill them in")
+                data = data.loc[~incomplete]
+        return super().from_formula(fixed, data, missing=missing, eval_env=env, engine=engine,
+                                    groups=RandomFormula(terms, env, engine, formula),
+                                    **options)
+
+    def _setup(self, data: ModelData, family: F.Family | None = None, groups: Any = None,
+               exog_re: Any = None) -> None:
+        if self._default_family is not None and family is not None:
+            raise ValueError(f"{type(self).__name__} has its family fixed "
+                             f"({self._default_family!r}); use gc.MixedGLM(..., family=...) "
+                             "for another")
+        family = family if family is not None else (self._default_family or F.Binomial())
+        if not isinstance(family, (F.Binomial, F.Poisson)):
+            raise ValueError(f"family must be Binomial (any link) or Poisson, got {family!r}")
+        self.problem = GLMProblem.build(data, family)
+        if isinstance(groups, RandomFormula):
+            frame = data.frame if data.source_rows is None else data.frame.iloc[data.source_rows]
+            blocks = build_blocks(groups.terms, frame, groups.eval_env, groups.engine)
+            self.random_formula = groups
+        else:
+            if groups is None:
+                raise ValueError("groups is required: one grouping label per row (or use "
+                                 "from_formula with a term such as (1 | g))")
+            blocks = _array_blocks(groups, exog_re, data.nrows, data.source_rows)
+            self.random_formula = None
+        self.blocks = tuple(blocks)
+        self.likelihood = MixedLikelihood(family, tuple((b.n_effects, b.n_levels)
+                                                        for b in blocks))
+
+    # --- read-only views ----------------------------------------------------------------------
+    @property
+    def family(self) -> F.Family:
+        return self.problem.family
+
+    @property
+    def endog(self) -> np.ndarray:
+        return self.problem.endog
+
+    @property
+    def offset(self) -> np.ndarray:
+        return self.problem.offset
+
+    @property
+    def levels(self) -> list | None:
+        """``[failure, success]`` labels of a binary response (None for proportions)."""
+        return self.problem.levels
+
+    @property
+    def var_weights(self) -> np.ndarray:
+        return self.problem.var_weights
+
+    @property
+    def freq_weights(self) -> np.ndarray:
+        return self.problem.freq_weights
+
+    @property
+    def prior_weights(self) -> np.ndarray:
+        return np.asarray(self.problem.freq_weights) * np.asarray(self.problem.var_weights)
+
+    def deviance_function(self) -> MixedDeviance:
+        """lme4's deviance function of (theta, beta) on these rows."""
+        return MixedDeviance(self.likelihood, self.exog, np.asarray(self.endog, dtype=float),
+                             self.prior_weights, np.asarray(self.offset, dtype=float),
+                             list(self.blocks))
+
+    # --- the fit ------------------------------------------------------------------------------
+    def fit(self, nagq: int = 1, maxiter: int = 200, tol: float = 1e-12, start_params=None,
+            disp: bool = False) -> MixedGLMResults:
+        """Maximum-likelihood fit by the Laplace approximation or adaptive quadrature.
+
+        Parameters
+        ----------
+        nagq : int
+            1: the Laplace approximation (lme4's default); more: adaptive Gauss-Hermite
+            quadrature with that many points per group (one grouping factor with a scalar
+            random effect only, as lme4).
+        maxiter : int
+            Largest number of quasi-Newton iterations of the joint stage.
+        tol : float
+            The joint stage stops when a step lowers the deviance by less than ``tol *
+            (|deviance| + 0.1)``; a Newton step on the finite-difference Hessian follows.
+        start_params : array-like, optional
+            ``(theta, beta)`` to start from (e.g. lme4's ``getME(fit, c("theta",
+            "fixef"))``).
+        disp : bool
+            Print the deviance at the end of each stage.
+
+        Returns
+        -------
+        MixedGLMResults
+        """
+        nagq = _check_nagq(nagq, list(self.blocks))
+        dev = self.deviance_function()
+        nt = self.likelihood.n_theta
+        lower = self.likelihood.theta_lower
+        k = self.exog.shape[1]
+        if start_params is not None:
+            x0 = np.asarray(start_params, dtype=float).ravel()
+            if x0.shape != (nt + k,) or not np.all(np.isfinite(x0)):
+                raise ValueError(f"start_params must be {nt + k} finite numbers: the {nt} "
+                                 f"covariance parameters theta, then the {k} fixed effects")
+        else:
+            beta0 = GLM(dev.y, self.exog, family=self.family, offset=dev.offset,
+                        var_weights=dev.weights).fit(on_separation="ignore").params.to_numpy()
+            theta0 = self.likelihood.theta_start
+            res1 = optimize.minimize(lambda t: dev.laplace(t, beta0), theta0, method="L-BFGS-B",
+                                     bounds=[(lo if np.isfinite(lo) else None, None)
+                                             for lo in lower])
+            x0 = np.r_[res1.x, beta0]
+            if disp:
+                print(f"stage 1 (theta at the GLM's beta): deviance {res1.fun:.10g}")
+        x, H, converged, grad = _minimise(lambda z: dev(z, nagq), x0, lower, nt, maxiter, tol)
+        if disp:
+            print(f"stage 2 (theta, beta): deviance {dev(x, nagq):.10g}")
+        theta, beta = x[:nt], x[nt:]
+        modes = dev.modes(theta, beta)
+        fit = MixedFit(theta=theta, beta=beta, objective=dev(x, nagq), hessian=H,
+                       gradient=grad, modes=modes, nagq=nagq, converged=converged,
+                       condvar=dev.conditional_variances(theta, modes),
+                       random=dev.random_effects(theta, modes.u))
+        results = MixedGLMResults(self, fit)
+        self._warn(results)
+        return results
+
+    def _warn(self, results: MixedGLMResults) -> None:
+        if results.singular:
+            warnings.warn("boundary (singular) fit: a variance is estimated at 0 or a "
+                          "correlation at +-1 (see random_effects_cov); simplify the "
+                          "random-effect terms (lme4's help('isSingular'))", GlmclassWarning,
+                          stacklevel=3)
+        check = results.convergence_check
+        if check is not None:
+            warnings.warn(check, ConvergenceWarning, stacklevel=3)
+
+
+def derivatives(f, x: np.ndarray, h: float = 1e-4) -> tuple[float, np.ndarray, np.ndarray]:
+    """``f(x)``, its central-difference gradient and Hessian (steps ``h`` times
+    ``max(1, |x_i|)``, as lme4's ``deriv12``) from ``d^2 + d + 1`` evaluations: the
+    off-diagonal terms use ``f(x +- (e_i + e_j))`` with the ``f(x +- e_i)`` of the diagonal.
+
+    Returns
+    -------
+    fx : float
+    gradient : ndarray of shape (d,)
+    hessian : ndarray of shape (d, d)
+    """
+    d = x.size
+    s = h * np.maximum(1.0, np.abs(x))
+    E = np.diag(s)
+    f0 = f(x)
+    fp = np.array([f(x + E[i]) for i in range(d)])
+    fm = np.array([f(x - E[i]) for i in range(d)])
+    g = (fp - fm) / (2 * s)
+    H = np.diag((fp - 2 * f0 + fm) / s ** 2)
+    for i in range(d):
+        for j in range(i):
+            both = f(x + E[i] + E[j]) + f(x - E[i] - E[j])
+            H[i, j] = H[j, i] = (both - fp[i] - fm[i] - fp[j] - fm[j] + 2 * f0) / (
+                2 * s[i] * s[j])
+    return f0, g, H
+
+
+def _gradient(f, x: np.ndarray, h: float = 1e-5) -> np.ndarray:
+    """Central-difference gradient."""
+    s = h * np.maximum(1.0, np.abs(x))
+    return np.array([(f(x + e) - f(x - e)) / (2 * si) for e, si in zip(np.diag(s), s,
+                                                                        strict=True)])
+
+
+def _newton_step(H: np.ndarray, g: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """``-H^{-1} g`` on the free parameters, H's eigenvalues floored to keep it a descent
+    direction."""
+    step = np.zeros_like(g)
+    Hf = H[np.ix_(free, free)]
+    vals, vecs = np.linalg.eigh((Hf + Hf.T) / 2)
+    floor = 1e-6 * max(1.0, np.abs(vals).max(initial=1.0))
+    vals = np.maximum(np.abs(vals), floor)
+    step[free] = -(vecs @ ((vecs.T @ g[free]) / vals))
+    return step
+
+
+def _minimise(f, x0: np.ndarray, lower: np.ndarray, nt: int, maxiter: int, tol: float
+              ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
+    """Quasi-Newton from a finite-difference Hessian: Newton steps with BFGS updates of the
+    Hessian on central-difference gradients, the covariance parameters kept at or above
+    their bounds (held there when the gradient pushes outward), step halving; then the
+    Hessian again at the estimate (lme4's ``vcov``) and Newton steps with it until the
+    deviance stops falling. Returns the estimate, the Hessian there, whether it converged
+    and the gradient."""
+    lo = np.r_[lower, np.full(x0.size - nt, -np.inf)]
+    x = np.maximum(x0, lo)
+    fx, g, H = derivatives(f, x)
+    converged = False
+    for it in range(maxiter):
+        free = ~((x <= lo) & (g > 0))
+        step = _newton_step(H, g, free)
+        t, fn = 1.0, np.inf
+        while t > 1e-10:
+            xn = np.maximum(x + t * step, lo)
+            fn = f(xn)
+            if fn <= fx:
+                break
+            t /= 2
+        if not fn <= fx:
+            converged = abs(g[free]).max(initial=0.0) < 1e-4
+            break
+        gn = _gradient(f, xn)
+        sk, yk = xn - x, gn - g
+        if sk @ yk > 1e-12 * np.sqrt((sk @ sk) * (yk @ yk)):  # BFGS update
+            Hs = H @ sk
+            H = H + np.outer(yk, yk) / (yk @ sk) - np.outer(Hs, Hs) / (sk @ Hs)
+        small = fx - fn <= tol * (abs(fn) + 0.1)
+        x, fx, g = xn, fn, gn
+        if small and it > 0:
+            converged = True
+            break
+    for _ in range(3):  # the Hessian at the estimate; a Newton step with it when it helps
+        fx, g, H = derivatives(f, x)
+        free = ~((x <= lo) & (g > 0))
+        xn = np.maximum(x + _newton_step(H, g, free), lo)
+        fn = f(xn)
+        if fn < fx:
+            x = xn
+        if not fn < fx - 1e-9 * (abs(fx) + 1):
+            break
+    g = _gradient(f, x)  # at the estimate (the last Newton step may have moved it)
+    free = ~((x <= lo) & (g > 0))
+    try:  # converged when the Newton step left at the estimate is negligible
+        left = np.abs(np.linalg.solve(H[np.ix_(free, free)], g[free])).max(initial=0.0)
+        converged = converged or bool(left < 1e-6)
+    except np.linalg.LinAlgError:
+        pass
+    return x, H, converged, g
+
+
+class MixedLogit(MixedGLM):
+    """:class:`MixedGLM` with the binomial family and the logit link."""
+
+    _default_family = F.Binomial(L.Logit())
+
+    def __init__(self, endog, exog, groups, exog_re=None, offset=None, var_weights=None,
+                 exposure=None, missing: str = "drop") -> None:
+        super().__init__(endog, exog, groups, None, exog_re, offset, var_weights, exposure,
+                         missing)
+
+
+class MixedProbit(MixedGLM):
+    """:class:`MixedGLM` with the binomial family and the probit link (lme4's Laplace with
+    the expected-information weights of its PIRLS)."""
+
+    _default_family = F.Binomial(L.Probit())
+
+    def __init__(self, endog, exog, groups, exog_re=None, offset=None, var_weights=None,
+                 exposure=None, missing: str = "drop") -> None:
+        super().__init__(endog, exog, groups, None, exog_re, offset, var_weights, exposure,
+                         missing)
