@@ -1,7 +1,8 @@
 """Plots of fitted models (matplotlib, the ``plot`` extra: ``pip install "glmclass[plot]"``).
 
 Every function takes a results object (or what its docstring says), draws on ``ax`` or on a new
-figure's axes when ``ax`` is None, and returns the :class:`matplotlib.axes.Axes`. matplotlib is
+figure's axes (constrained layout, so nothing is cut off by ``savefig``) when ``ax`` is None,
+and returns the :class:`matplotlib.axes.Axes`. matplotlib is
 imported when a function is first called, never by ``import glmclass``.
 
 ================================  ==========================================================
@@ -12,8 +13,10 @@ imported when a function is first called, never by ``import glmclass``.
 :func:`evidence_curve`            BayesLogit's Laplace evidence against the prior precision
 :func:`discriminant_projection`   Fisher / LDA discriminant coordinates by class
 :func:`loss_history`              loss per iteration or epoch of gradient fits
-:func:`regularization_path`       coefficients against the penalty
+:func:`regularization_path`       coefficients against the penalty, named at the right edge
 :func:`cv_curve`                  cross-validated deviance against the penalty
+:func:`influence`                 studentized residuals against leverage, sized by Cook's D
+:func:`binned_residuals`          mean residual per bin with +-2 SE bands (arm::binnedplot)
 ================================  ==========================================================
 
 Examples
@@ -28,6 +31,7 @@ Examples
 """
 
 from .classifier import decision_boundary, discriminant_projection
+from .diagnostics import binned_residuals, binned_residuals_table, influence
 from .estimates import (
     coefficients,
     cv_curve,
@@ -40,5 +44,5 @@ from .performance import calibration, calibration_table, roc, roc_auc, roc_curve
 __all__ = [
     "decision_boundary", "roc", "roc_curve", "roc_auc", "calibration", "calibration_table",
     "coefficients", "evidence_curve", "discriminant_projection", "loss_history",
-    "regularization_path", "cv_curve",
+    "regularization_path", "cv_curve", "influence", "binned_residuals", "binned_residuals_table",
 ]

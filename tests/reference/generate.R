@@ -1091,3 +1091,4 @@ source(file.path(refdir, "r", "formula_terms.R"))  # formula_terms.json
 source(file.path("tests", "reference", "r", "firth.R"))  # -> firth.json
 source(file.path("tests", "reference", "r", "glmnet.R"))  # -> glmnet.json
 source(file.path("tests", "reference", "r", "hypothesis.R"))  # -> hypothesis.json
+source(file.path("tests", "reference", "r", "binned.R"))  # -> binned.json
