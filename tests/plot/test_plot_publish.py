@@ -10,14 +10,14 @@ import json
 import pathlib
 import warnings
 
-import matplotlib
+import pytest
 
+matplotlib = pytest.importorskip("matplotlib", reason="the plots need the plot extra")
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
 import statsmodels.api as sm  # noqa: E402
 from scipy import stats  # noqa: E402
 
