@@ -145,7 +145,7 @@ class _RepositoryLinks(SphinxPostTransform):
                 continue
             doc = self._page_of(path)
             if doc is not None and doc in self.env.all_docs:
-                anchor = node.get("reftarget", "").partition("#")[2]
+                anchor = node.get("reftargetid") or node.get("reftarget", "").partition("#")[2]
                 new = make_refnode(self.app.builder, self.env.docname, doc, anchor,
                                    node[0].deepcopy())
             else:
