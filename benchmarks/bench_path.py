@@ -21,10 +21,18 @@ every glmclass run and for glmnet at its default thresh.
 BLAS threads are set by ``--threads`` (default 1: glmnet's Fortran is single-threaded)
 before NumPy is imported. Results go to ``benchmarks/results/path_n<N>_p<p>.json``.
 
+With ``--breast-cancer``, the analyst's task of issue 26 instead: scikit-learn's breast-cancer
+data (569 rows, 30 columns), ``Logit(y, X).regularization_path(50, cv=10, standardize=True)``
+against ``LogisticRegressionCV(Cs=50, cv=<the same 10 folds>, penalty="l1", solver=...)`` on
+the standardised columns, for the solvers "saga" and "liblinear" (scikit-learn's defaults
+otherwise: tol 1e-4, max_iter 100, its own grid of 50 Cs from 1e-4 to 1e4), each timed
+``--repeats`` times (the best and the median are kept).
+
 Command (repository root)::
 
     python benchmarks/bench_path.py                      # N = 1e5, p = 50
     python benchmarks/bench_path.py --n 2e4 --p 20       # a quick check
+    python benchmarks/bench_path.py --breast-cancer      # the analyst's 569 x 30 task
 """
 
 from __future__ import annotations
@@ -72,6 +80,67 @@ def make_data(n: int, p: int, seed: int):
     return X, y
 
 
+def _timed(fn, repeats: int) -> tuple[float, float, object]:
+    import statistics
+
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), statistics.median(times), out
+
+
+def breast_cancer(args) -> None:
+    """glmclass's cross-validated lasso path against LogisticRegressionCV on breast cancer."""
+    import warnings
+
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegressionCV
+
+    import glmclass as gc
+
+    data = load_breast_cancer()
+    X, y = data.data, data.target.astype(float)
+    model = gc.Logit(y, np.column_stack([np.ones(len(y)), X]))
+    record: dict = {"task": "breast_cancer", "n": len(y), "p": X.shape[1], "folds": 10,
+                    "threads": args.threads, "repeats": args.repeats}
+    best, median, path = _timed(lambda: model.regularization_path(
+        50, cv=10, standardize=True, seed=args.seed), args.repeats)
+    record.update(glmclass_best_seconds=best, glmclass_median_seconds=median,
+                  glmclass_alphas=int(path.alphas.size), glmclass_steps=int(path.n_iter.sum()),
+                  glmclass_alpha_min=path.alpha_min)
+    print(f"glmclass regularization_path(50, cv=10, standardize=True): best {best:.2f} s, "
+          f"median {median:.2f} s ({path.alphas.size} alphas after glmnet's early stop)")
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    splits = [(np.flatnonzero(path.folds != k), np.flatnonzero(path.folds == k))
+              for k in range(10)]
+    for solver in ("saga", "liblinear"):
+        clf = LogisticRegressionCV(Cs=50, cv=splits, penalty="l1", solver=solver,
+                                   scoring="neg_log_loss", n_jobs=1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            best, median, _ = _timed(lambda c=clf: c.fit(Z, y), args.repeats)
+        record[f"sklearn_{solver}_best_seconds"] = best
+        record[f"sklearn_{solver}_median_seconds"] = median
+        record[f"sklearn_{solver}_convergence_warnings"] = sum(
+            issubclass(w.category, ConvergenceWarning) for w in caught)
+        print(f"LogisticRegressionCV(Cs=50, cv=10, penalty='l1', solver={solver!r}): "
+              f"best {best:.2f} s, median {median:.2f} s")
+    for solver in ("saga", "liblinear"):
+        record[f"speedup_vs_{solver}"] = (record[f"sklearn_{solver}_median_seconds"]
+                                          / record["glmclass_median_seconds"])
+    from threadpoolctl import threadpool_info
+
+    record["blas"] = threadpool_info()
+    record["python"] = sys.version.split()[0]
+    out = HERE / "results" / "path_breast_cancer.json"
+    out.write_text(json.dumps(record, indent=2, default=float) + "\n")
+    print("wrote", out)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=float, default=1e5)
@@ -82,9 +151,15 @@ def main(argv: list[str] | None = None) -> None:
                     help="glmclass tol values (the first is compared with glmnet)")
     ap.add_argument("--no-sklearn", action="store_true")
     ap.add_argument("--sklearn-solver", default="saga", choices=("saga", "liblinear"))
+    ap.add_argument("--breast-cancer", action="store_true",
+                    help="the 569 x 30 breast-cancer task against LogisticRegressionCV")
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
+    if args.breast_cancer:
+        breast_cancer(args)
+        return
     import numpy as np
 
     import glmclass as gc

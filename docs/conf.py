@@ -88,7 +88,7 @@ SECTIONS = [
     ("User guide", ["user_guide/binary_glm", "user_guide/mnlogit", "user_guide/ordinal",
                     "user_guide/discriminant",
                     "user_guide/bayes", "user_guide/diagnostics"], ["user_guide"]),
-    ("Notebooks", ["notebooks/tour", "notebooks/glm_links", "notebooks/multinomial",
+    ("Notebooks", ["notebooks", "notebooks/tour", "notebooks/glm_links", "notebooks/multinomial",
                    "notebooks/ordinal",
                    "notebooks/generative", "notebooks/bayes_evidence"], ["notebooks"]),
     ("API", ["api/glm", "api/links_families", "api/formula", "api/compare", "api/mnlogit",
@@ -127,8 +127,10 @@ class _RepositoryLinks(SphinxPostTransform):
     """Links from a page to a file of the repository outside ``docs/`` (``../README.md``,
     ``../notebooks/tour.ipynb``, ``../benchmarks/``), which read well in the repository.
 
-    A link to a notebook becomes a link to its page in the site; a link to any other existing
-    file or folder keeps its text and loses the link (the site has no copy of it). A link to a
+    A link to a notebook becomes a link to its page in the site, one to the ``notebooks/``
+    folder a link to the notebooks' list, one to ``benchmarks/README.md`` (or the folder) a
+    link to the benchmarks page, which includes that file; a link to any other existing file
+    or folder keeps its text and loses the link (the site has no copy of it). A link to a
     path that does not exist is left to MyST, which reports it (and -W fails the build).
     """
 
@@ -143,13 +145,27 @@ class _RepositoryLinks(SphinxPostTransform):
             path = self._outside_docs(node)
             if path is None:
                 continue
-            doc = f"notebooks/{path.stem}" if path.suffix == ".ipynb" else None
+            doc = self._page_of(path)
             if doc is not None and doc in self.env.all_docs:
-                new = make_refnode(self.app.builder, self.env.docname, doc, "",
+                anchor = node.get("reftargetid") or node.get("reftarget", "").partition("#")[2]
+                new = make_refnode(self.app.builder, self.env.docname, doc, anchor,
                                    node[0].deepcopy())
             else:
                 new = nodes.inline("", "", *[c.deepcopy() for c in node.children])
             node.replace_self(new)
+
+    @staticmethod
+    def _page_of(path: Path) -> str | None:
+        """The site's page of a repository file: a notebook's page, the notebooks' list for
+        the folder, the benchmarks page (an include of it) for ``benchmarks/README.md``."""
+        if path.suffix == ".ipynb":
+            return f"notebooks/{path.stem}"
+        if path.name == "notebooks" and path.is_dir():
+            return "notebooks"
+        if path.parent.name == "benchmarks" and path.name == "README.md" or (
+                path.name == "benchmarks" and path.is_dir()):
+            return "benchmarks"
+        return None
 
     def _outside_docs(self, node) -> Path | None:
         """The existing repository path outside docs/ a MyST link points to, else None."""
@@ -161,7 +177,10 @@ class _RepositoryLinks(SphinxPostTransform):
         else:
             if "://" in target or target.startswith(("#", "mailto:")):
                 return None
-            here = (DOCS / self.env.docname).parent
+            # relative to the file the link is written in (an included file's own folder)
+            source = Path(node.source) if node.source else None
+            here = source.parent if source is not None and source.suffix == ".md" and \
+                source.exists() else (DOCS / self.env.docname).parent
             candidates = [here / target.split("#", 1)[0]]
         docs = os.path.normpath(DOCS)
         for c in candidates:

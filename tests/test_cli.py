@@ -353,7 +353,8 @@ def test_bayes_glm_takes_a_link(csv, capsys):
     code, _, err = run(["fit", csv, "GRADE ~ GPA", "--model", "lda", "--link", "probit"],
                        capsys)
     # every model whose constructor takes a link (and whose name does not fix one)
-    one_line_error(code, err, "--link applies to --model glm and mixed_glm and bayes_glm and ordinal only")
+    one_line_error(code, err,
+                   "--link applies to --model glm and mixed_glm and bayes_glm and ordinal only")
 
 
 @pytest.fixture()

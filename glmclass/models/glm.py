@@ -272,7 +272,7 @@ class MLEGLM(GLMBase):
                             alpha_min_ratio: float | None = None, cv=None, seed=None,
                             standardize: bool = False, *, alphas=None, penalty_factor=None,
                             stratify: bool = True, maxiter: int = 100,
-                            tol: float = 1e-10) -> RegularizationPath:
+                            tol: float = 1e-10, disp: bool = False) -> RegularizationPath:
         """Penalised fits on a log-spaced sequence of alphas, optionally cross-validated.
 
         Parameters
@@ -298,16 +298,26 @@ class MLEGLM(GLMBase):
             Folds stratified by the response class (each class spread evenly over the folds).
         maxiter, tol
             Per alpha, as :meth:`fit_regularized`.
+        disp : bool
+            Print a line per alpha (its deviance ratio, steps and time), for the full-data path
+            and for each fold.
 
         Returns
         -------
         RegularizationPath
             ``coefs`` by alpha; with ``cv``: ``cv_mean``, ``cv_se``, ``alpha_min``,
             ``alpha_1se``; ``refit(alpha)`` and ``plot(kind="path"|"cv")``.
+
+        Notes
+        -----
+        A generated sequence (no ``alphas``) stops early as glmnet's does: from the fifth alpha
+        on, once the deviance ratio ``1 - deviance / null deviance`` reaches 0.999 or gains
+        less than 1e-5 from one alpha to the next, so the path may hold fewer than
+        ``n_alphas`` alphas. Given ``alphas`` are all fitted.
         """
         return PATH.regularization_path(self, n_alphas, L1_wt, alpha_min_ratio, alphas, cv,
                                         seed, standardize, penalty_factor, stratify, maxiter,
-                                        tol, RegularizationPath)
+                                        tol, RegularizationPath, disp)
 
 
 class GLM(MLEGLM):

@@ -389,12 +389,12 @@ class MNLogit(Model):
                             alpha_min_ratio: float | None = None, cv=None, seed=None,
                             standardize: bool = False, *, alphas=None, penalty_factor=None,
                             stratify: bool = True, maxiter: int = 100,
-                            tol: float = 1e-10) -> RegularizationPath:
+                            tol: float = 1e-10, disp: bool = False) -> RegularizationPath:
         """Penalised fits along a sequence of alphas with cross-validated deviance; as
         :meth:`glmclass.Logit.regularization_path` (folds stratified by level)."""
         return PATH.regularization_path(self, n_alphas, L1_wt, alpha_min_ratio, alphas, cv,
                                         seed, standardize, penalty_factor, stratify, maxiter,
-                                        tol, RegularizationPath)
+                                        tol, RegularizationPath, disp)
 
     def __repr__(self) -> str:
         return f"<MNLogit: {self.K} levels, ref={self.ref!r}, nobs={self.exog.shape[0]}>"

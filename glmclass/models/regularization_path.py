@@ -18,6 +18,7 @@ Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -126,9 +127,31 @@ def _mn_test_deviance(model, test: np.ndarray, coefs: np.ndarray) -> tuple[np.nd
     return (dev / total if total > 0 else np.full(n, np.nan)), total
 
 
+def _progress(disp: bool, n_folds: int):
+    """A ``report(k, alpha, ratio, n_iter)`` printing a line per alpha, or None."""
+    if not R.check_bool(disp, "disp"):
+        return None, None
+    start = time.perf_counter()
+
+    def header(what: str) -> None:
+        print(f"{what}\n{'alpha':>5} {'value':>11} {'dev. ratio':>10} {'steps':>5} "
+              f"{'time (s)':>8}", flush=True)
+
+    def report(k: int, alpha: float, ratio: float, n_iter: int) -> None:
+        print(f"{k + 1:>5} {alpha:>11.4e} {ratio:>10.5f} {n_iter:>5d} "
+              f"{time.perf_counter() - start:>8.2f}", flush=True)
+
+    return header, report
+
+
 def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, seed,
-                        standardize, penalty_factor, stratify, maxiter, tol, results_cls):
-    """Validate, fit the path (and the folds' paths) and build the results."""
+                        standardize, penalty_factor, stratify, maxiter, tol, results_cls,
+                        disp=False):
+    """Validate, fit the path (and the folds' paths) and build the results.
+
+    A generated sequence stops early as glmnet's (``coordinate_descent.fit_path``'s ``stop``):
+    the results hold the alphas fitted, and the folds refit exactly those. ``disp=True``
+    prints a line per alpha of the full-data path and per fold."""
     L1_wt = R.check_l1_wt(L1_wt)
     standardize = R.check_bool(standardize, "standardize")
     stratify = R.check_bool(stratify, "stratify")
@@ -142,20 +165,25 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
     k, given = check_cv(cv, nrows)
     build = R.mnlogit_rows if mn else R.glm_rows
     rows = build(model, None, standardize)
+    header, report = _progress(disp, k)
 
-    def path_on(r: R.Rows, seq: np.ndarray | None):
+    def path_on(r: R.Rows, seq: np.ndarray | None, report=None):
         l1u, l2u = r.unit_weights(pf, L1_wt)
         null = CD.null_fit(r.oracle, r.start, l1u, control)
         l1max, _ = r.unit_weights(pf, max(L1_wt, 1e-3))  # glmnet's alpha_max for ridge
         amax = CD.alpha_max(null.gradient, l1max)
+        stop = seq is None and alphas is None  # glmnet stops the sequence it generates
         if seq is None:
             nobs = r.total if mn else model.problem.nobs
             seq = _sequence(n_alphas, alpha_min_ratio, alphas, nobs, pf.size, amax)
-        fit = CD.fit_path(r.oracle, null, seq, l1u, l2u, control)
+        fit = CD.fit_path(r.oracle, null, seq, l1u, l2u, control, stop, report)
+        seq = seq[: fit.coef.shape[0]]
         coefs = np.array([r.to_original(c) for c in fit.coef])
         return seq, amax, fit, coefs
 
-    seq, amax, fit, coefs = path_on(rows, None)
+    if header is not None:
+        header("regularization path" + (f", then {k} folds" if k else ""))
+    seq, amax, fit, coefs = path_on(rows, None, report)
     if not fit.converged.all():
         bad = seq[~fit.converged]
         warnings.warn(f"the penalised fit did not converge at {bad.size} of {seq.size} alphas "
@@ -176,7 +204,9 @@ def regularization_path(model, n_alphas, L1_wt, alpha_min_ratio, alphas, cv, see
         score = _mn_test_deviance if mn else _glm_test_deviance
         for j in range(k):
             test = fold == j
-            _, _, _, fcoefs = path_on(build(model, ~test, standardize), seq)
+            if header is not None:
+                header(f"fold {j + 1} of {k}")
+            _, _, _, fcoefs = path_on(build(model, ~test, standardize), seq, report)
             cv_raw[j], cv_weight[j] = score(model, test, fcoefs)
     return results_cls(model, seq, coefs, fit, amax, L1_wt=L1_wt, penalty_factor=pf,
                        standardize=standardize, scale=rows.scale, cv_raw=cv_raw,

@@ -1,7 +1,8 @@
 """Plots of fitted models (matplotlib, the ``plot`` extra: ``pip install "glmclass[plot]"``).
 
 Every function takes a results object (or what its docstring says), draws on ``ax`` or on a new
-figure's axes when ``ax`` is None, and returns the :class:`matplotlib.axes.Axes`. matplotlib is
+figure's axes (constrained layout, so nothing is cut off by ``savefig``) when ``ax`` is None,
+and returns the :class:`matplotlib.axes.Axes`. matplotlib is
 imported when a function is first called, never by ``import glmclass``.
 
 ================================  ==========================================================
@@ -13,8 +14,10 @@ imported when a function is first called, never by ``import glmclass``.
 :func:`discriminant_projection`   Fisher / LDA discriminant coordinates by class
 :func:`loss_history`              loss per iteration or epoch of gradient fits
 :func:`laplace_density`           a 1-D density against its Laplace approximation
-:func:`regularization_path`       coefficients against the penalty
+:func:`regularization_path`       coefficients against the penalty, named at the right edge
 :func:`cv_curve`                  cross-validated deviance against the penalty
+:func:`influence`                 studentized residuals against leverage, sized by Cook's D
+:func:`binned_residuals`          mean residual per bin with +-2 SE bands (arm::binnedplot)
 ================================  ==========================================================
 
 Examples
@@ -29,6 +32,7 @@ Examples
 """
 
 from .classifier import decision_boundary, discriminant_projection
+from .diagnostics import binned_residuals, binned_residuals_table, influence
 from .estimates import (
     coefficients,
     cv_curve,
@@ -42,5 +46,6 @@ from .performance import calibration, calibration_table, roc, roc_auc, roc_curve
 __all__ = [
     "decision_boundary", "roc", "roc_curve", "roc_auc", "calibration", "calibration_table",
     "coefficients", "evidence_curve", "discriminant_projection", "loss_history",
-    "regularization_path", "cv_curve", "laplace_density",
+    "regularization_path", "cv_curve", "laplace_density", "influence", "binned_residuals",
+    "binned_residuals_table",
 ]

@@ -19,11 +19,38 @@ def pyplot():
 
 
 def get_axes(ax=None, **subplots: Any):
-    """``ax``, or the axes of a new figure."""
+    """``ax``, or the axes of a new figure with constrained layout (so that tick labels,
+    axis labels and legends outside the axes are inside the figure when it is saved)."""
     if ax is not None:
         return ax
+    subplots.setdefault("layout", "constrained")
     _, ax = pyplot().subplots(**subplots)
     return ax
+
+
+def model_name(results) -> str:
+    """A short legend name of a fit: its model class (``Logit``, ``MNLogit``, ``GLM``)."""
+    model = getattr(results, "model", None)
+    return type(model).__name__ if model is not None else type(results).__name__
+
+
+def spread(values: np.ndarray, gap: float, low: float, high: float) -> np.ndarray:
+    """Positions close to ``values`` at least ``gap`` apart, kept within [low, high] when they
+    fit (text labels stacked along an axis without overlapping), in the input order."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    y = values[order].copy()
+    for i in range(1, y.size):               # push up
+        y[i] = max(y[i], y[i - 1] + gap)
+    if y.size and y[-1] > high:              # then down from the top
+        y[-1] = high
+        for i in range(y.size - 2, -1, -1):
+            y[i] = min(y[i], y[i + 1] - gap)
+    if y.size and y[0] < low:                # more labels than room: spread evenly
+        y = np.linspace(low, max(high, low + gap * (y.size - 1)), y.size)
+    out = np.empty_like(y)
+    out[order] = y
+    return out
 
 
 def class_colors(levels: list) -> dict:

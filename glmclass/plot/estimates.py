@@ -47,6 +47,22 @@ def _coef_frame(results, alpha: float) -> pd.DataFrame:
                          "upper": ci.iloc[:, 1].to_numpy()})
 
 
+def _separated(results, frame: pd.DataFrame) -> np.ndarray:
+    """Whether each row of :func:`_coef_frame` is a coefficient whose estimate does not exist
+    (the fit's ``separation`` record: it diverges along a separating direction)."""
+    sep = getattr(results, "separation", None)
+    out = np.zeros(len(frame), dtype=bool)
+    if sep is None or not sep.separated:
+        return out
+    names = list(results.params.index)
+    directions = np.atleast_2d(np.asarray(sep.directions))
+    levels = list(sep.equations) if directions.shape[0] > 1 else [None]
+    for i, (group, term) in enumerate(zip(frame["group"], frame["term"], strict=True)):
+        row = levels.index(group) if group in levels else 0
+        out[i] = directions[row, names.index(term)] != 0
+    return out
+
+
 def _is_intercept(term) -> bool:
     return str(term) in ("Intercept", "const", "(Intercept)")
 
@@ -81,12 +97,16 @@ def coefficients(results, *, alpha: float = 0.05, odds_ratios: bool = False,
     -------
     matplotlib.axes.Axes
         One error bar per (results, level) with terms on the y axis, first at the top, and a
-        dotted reference line at 0 (or 1).
+        dotted reference line at 0 (or 1). A coefficient whose estimate does not exist
+        (separated data: the fit's ``separation`` record) or whose interval is not finite is
+        off-scale: the axis spans the other intervals, and the off-scale one is drawn dashed
+        to the edge, with a triangle pointing to its estimate and its numbers written in.
     """
     fits = _named(results, labels)
     frames = []
     for name, res in fits:
         f = _coef_frame(res, alpha)
+        f["off"] = _separated(res, f) | ~np.isfinite(f[["coef", "lower", "upper"]]).all(axis=1)
         f["series"] = name if f["group"].isna().all() else \
             [f"{name}: {C.label(g)}" if len(fits) > 1 else C.label(g) for g in f["group"]]
         frames.append(f)
@@ -102,19 +122,25 @@ def coefficients(results, *, alpha: float = 0.05, odds_ratios: bool = False,
     table = table[table["term"].isin(order)]
     table = table.iloc[np.argsort(table["term"].map(rank).to_numpy(), kind="stable")]
     if odds_ratios:
-        table = table.assign(**{c: np.exp(table[c]) for c in ("coef", "lower", "upper")})
+        with np.errstate(over="ignore"):   # an infinite odds ratio is drawn off-scale
+            table = table.assign(**{c: np.exp(table[c]) for c in ("coef", "lower", "upper")})
     ax = C.get_axes(ax, figsize=(6.4, 1.2 + 0.45 * len(order)))
     series = list(dict.fromkeys(table["series"]))
     step = 0.7 / max(len(series), 1)
     pos = {t: len(order) - 1 - i for i, t in enumerate(order)}   # first term at the top
+    ref = 1.0 if odds_ratios else 0.0
+    limits = _finite_limits(table, ref, odds_ratios)
     for j, s in enumerate(series):
         t = table[table["series"] == s]
         # the first series on top within each term, as in the legend
         ypos = np.array([pos[v] for v in t["term"]]) + ((len(series) - 1) / 2 - j) * step
-        err = np.vstack([t["coef"] - t["lower"], t["upper"] - t["coef"]])
-        ax.errorbar(t["coef"], ypos, xerr=err, fmt="o", capsize=3, markersize=5,
-                    label=s if len(series) > 1 else None)
-    ax.axvline(1.0 if odds_ratios else 0.0, color="0.4", linestyle=":", linewidth=1)
+        on, off = ~t["off"].to_numpy(), t["off"].to_numpy()
+        err = np.vstack([t["coef"] - t["lower"], t["upper"] - t["coef"]])[:, on]
+        bars = ax.errorbar(t["coef"].to_numpy()[on], ypos[on], xerr=err, fmt="o", capsize=3,
+                           markersize=5, label=s if len(series) > 1 else None)
+        if off.any():
+            _off_scale(ax, t[off], ypos[off], limits, bars.lines[0].get_color())
+    ax.axvline(ref, color="0.4", linestyle=":", linewidth=1)
     ax.set_yticks(range(len(order)), [str(t) for t in reversed(order)])
     ax.set_ylim(-0.6, len(order) - 0.4)
     level = int(round(100 * (1 - alpha)))
@@ -123,9 +149,51 @@ def coefficients(results, *, alpha: float = 0.05, odds_ratios: bool = False,
         ax.set_xlabel(f"{_or_name(fits)} ({level}% interval, log scale)")
     else:
         ax.set_xlabel(f"Coefficient ({level}% interval)")
+    if limits is not None:
+        ax.set_xlim(*limits)
     if len(series) > 1:
         ax.legend(fontsize="small")
     return ax
+
+
+def _finite_limits(table: pd.DataFrame, ref: float, log: bool) -> tuple[float, float] | None:
+    """x limits spanning the intervals that are not off-scale and the reference line, padded
+    by 5 % (of the log range on a log axis); None when nothing is off-scale (autoscale)."""
+    if not table["off"].any():
+        return None
+    kept = table[~table["off"]]
+    values = np.r_[kept["lower"], kept["upper"], kept["coef"], ref]
+    if not kept.size:   # every interval off-scale: a unit range around the reference
+        values = np.r_[values, ref * np.e, ref / np.e] if log else np.r_[values, ref - 1, ref + 1]
+    values = np.log(values) if log else values
+    lo, hi = float(values.min()), float(values.max())
+    pad = 0.05 * (hi - lo if hi > lo else 1.0)
+    lo, hi = lo - pad, hi + pad
+    return (float(np.exp(lo)), float(np.exp(hi))) if log else (lo, hi)
+
+
+def _off_scale(ax, rows: pd.DataFrame, ypos: np.ndarray, limits, color) -> None:
+    """Draw intervals beyond the axis limits: a dashed line to the edge, a triangle at the
+    edge pointing where the estimate lies, and its numbers written inside the axes."""
+    from matplotlib import transforms
+
+    lo, hi = limits
+    blend = transforms.blended_transform_factory(ax.transAxes, ax.transData)
+    for (_, r), y in zip(rows.iterrows(), ypos, strict=True):
+        a = np.clip(np.nan_to_num(r["lower"], nan=lo, neginf=lo, posinf=hi), lo, hi)
+        b = np.clip(np.nan_to_num(r["upper"], nan=hi, neginf=lo, posinf=hi), lo, hi)
+        ax.plot([a, b], [y, y], linestyle="--", color=color, linewidth=1)
+        c = r["coef"]
+        if lo < c < hi:
+            ax.plot([c], [y], "o", markersize=5, markerfacecolor="none", color=color)
+        right = not c <= lo
+        if not lo < c < hi:   # a triangle just inside the edge, pointing to the estimate
+            ax.plot([0.988 if right else 0.012], [y], ">" if right else "<", markersize=7,
+                    color=color, transform=blend)
+        ax.text(0.98 if right else 0.02, y,
+                f"off scale: {c:.3g} [{r['lower']:.3g}, {r['upper']:.3g}]",
+                transform=blend, ha="right" if right else "left", va="bottom",
+                fontsize="x-small", color=color)
 
 
 def _log_axis(ax) -> None:
@@ -253,7 +321,8 @@ def loss_history(results, *, reference: float | None = None, labels=None, ax=Non
     return ax
 
 
-def regularization_path(path, *, intercept: bool = False, log: bool = True, ax=None):
+def regularization_path(path, *, intercept: bool = False, log: bool = True,
+                        labels: bool = True, ax=None):
     """Plot coefficients against the penalty: one line per coefficient.
 
     Parameters
@@ -261,18 +330,25 @@ def regularization_path(path, *, intercept: bool = False, log: bool = True, ax=N
     path : pandas.DataFrame or RegularizationPath
         Coefficients by penalty: index the penalty ``alpha``, one column per coefficient; or
         the result of ``regularization_path()``, whose ``coefs`` are drawn with dashed
-        vertical lines at ``alpha_min`` and ``alpha_1se`` when it was cross-validated.
+        vertical lines at ``alpha_min`` and ``alpha_1se``, named at their top, when it was
+        cross-validated.
     intercept : bool
         Include an intercept column (it is not penalised, so usually left out).
     log : bool
         Logarithmic penalty axis.
+    labels : bool
+        Name each curve at the right edge, where the penalty is weakest (glmnet's
+        ``plot(fit, label=TRUE)``), the names spread apart so that they do not overlap,
+        instead of a legend (which overflows with a few dozen columns).
     ax : matplotlib.axes.Axes, optional
-        Where to draw; default a new figure.
+        Where to draw; default a new figure (taller with many columns).
 
     Returns
     -------
     matplotlib.axes.Axes
-        One labelled line per coefficient and a dotted line at zero.
+        One line per coefficient (its ``label`` the column name) against alpha, the penalty
+        decreasing from left to right (the model grows to the right, as glmnet draws it), and
+        a dotted line at zero.
     """
     marks = _cv_marks(path)
     if hasattr(path, "coefs") and isinstance(path.coefs, pd.DataFrame):
@@ -282,18 +358,45 @@ def regularization_path(path, *, intercept: bool = False, log: bool = True, ax=N
                         f"coefficient; got {type(path).__name__}")
     cols = [c for c in path.columns if intercept or not _is_intercept(
         c[-1] if isinstance(c, tuple) else c)]
-    ax = C.get_axes(ax)
+    ax = C.get_axes(ax, figsize=(6.4, max(4.8, 1.6 + 0.13 * len(cols))))
     a = np.asarray(path.index, dtype=float)
+    lines = []
     for c in cols:
         label = ": ".join(map(str, c)) if isinstance(c, tuple) else str(c)
-        ax.plot(a, path[c].to_numpy(dtype=float), label=label)
+        lines += ax.plot(a, path[c].to_numpy(dtype=float), label=label, linewidth=1.2)
     if log:
         ax.set_xscale("log")
+    if a.size > 1:
+        ax.set_xlim(a.max(), a.min())   # decreasing penalty: weakest at the right edge
     ax.axhline(0.0, color="0.4", linestyle=":", linewidth=1)
-    _draw_marks(ax, marks)
-    ax.set(xlabel=str(path.index.name or "alpha"), ylabel="Coefficient")
-    ax.legend(fontsize="small")
+    _draw_marks(ax, marks, named=True)
+    ax.set(xlabel=str(path.index.name or "alpha"),
+           ylabel="Coefficient")
+    if labels and lines:
+        _label_ends(ax, lines, a.argmin())
     return ax
+
+
+def _label_ends(ax, lines: list, end: int) -> None:
+    """Write each line's label just outside the right edge of the axes at its last value,
+    moved apart by one text height where labels would overlap (a thin leader joins them)."""
+    from matplotlib import transforms
+    from matplotlib.lines import Line2D
+
+    ends = np.array([line.get_ydata()[end] for line in lines], dtype=float)
+    lo, hi = ax.get_ylim()
+    fig = ax.figure
+    height_pt = ax.get_position().height * fig.get_figheight() * 72
+    size = 7.0
+    gap = 1.15 * size * (hi - lo) / max(height_pt, 1.0)
+    ys = C.spread(np.nan_to_num(ends, nan=0.0), gap, lo, hi)
+    blend = transforms.blended_transform_factory(ax.transAxes, ax.transData)
+    for line, end_y, y in zip(lines, ends, ys, strict=True):
+        ax.text(1.03, y, line.get_label(), transform=blend, fontsize=size, va="center",
+                ha="left", color=line.get_color(), clip_on=False)
+        if np.isfinite(end_y):   # a leader from the curve's end to its name
+            ax.add_artist(Line2D([1.0, 1.028], [end_y, y], transform=blend, clip_on=False,
+                                 color=line.get_color(), linewidth=0.6))
 
 
 def _cv_marks(path) -> list[tuple[str, float]]:
@@ -306,9 +409,17 @@ def _cv_marks(path) -> list[tuple[str, float]]:
     return out
 
 
-def _draw_marks(ax, marks: list[tuple[str, float]]) -> None:
+def _draw_marks(ax, marks: list[tuple[str, float]], named: bool = False) -> None:
+    """Vertical lines at ``alpha_min`` and ``alpha_1se`` (labelled for a legend), with
+    ``named`` also their names written along them at the top of the axes."""
+    from matplotlib import transforms
+
+    blend = transforms.blended_transform_factory(ax.transData, ax.transAxes)
     for (name, value), style in zip(marks, ("--", "-."), strict=False):
         ax.axvline(value, color="0.3", linestyle=style, linewidth=1, label=name)
+        if named:
+            ax.text(value, 0.98, f" {name} ", transform=blend, rotation=90, ha="right",
+                    va="top", fontsize="x-small", color="0.3")
 
 
 def cv_curve(path, *, log: bool = True, ax=None):
@@ -326,8 +437,10 @@ def cv_curve(path, *, log: bool = True, ax=None):
     Returns
     -------
     matplotlib.axes.Axes
-        The mean held-out deviance per observation with error bars of ``cv_se``, and dashed
-        vertical lines at ``alpha_min`` and ``alpha_1se`` (labelled in the legend).
+        The mean held-out deviance per observation with error bars of ``cv_se`` against
+        alpha, decreasing from left to right as in :func:`regularization_path`, and dashed
+        vertical lines at ``alpha_min`` and ``alpha_1se`` (named at their top and in the
+        legend).
     """
     mean = getattr(path, "cv_mean", None)
     if not isinstance(mean, pd.Series):
@@ -339,7 +452,11 @@ def cv_curve(path, *, log: bool = True, ax=None):
                 capsize=2, color="C3", ecolor="0.6", label="CV deviance")
     if log:
         ax.set_xscale("log")
-    _draw_marks(ax, _cv_marks(path))
-    ax.set(xlabel="alpha", ylabel=f"{path.n_folds}-fold CV deviance per observation")
+    if a.size > 1:   # as the path: decreasing penalty from left to right
+        pad = (a.max() / a.min()) ** 0.02 if log and a.min() > 0 else 1.0
+        ax.set_xlim(a.max() * pad, a.min() / pad)
+    _draw_marks(ax, _cv_marks(path), named=True)
+    ax.set(xlabel="alpha",
+           ylabel=f"{path.n_folds}-fold CV deviance per observation")
     ax.legend(fontsize="small")
     return ax

@@ -97,8 +97,11 @@ def roc(results, data=None, y=None, *, level=None, weights=None, label: str | No
     data, y, level, weights
         As :func:`roc_curve`: new data and its labels (default in-sample), the level scored.
     label : str, optional
-        Legend text before the AUC; default the model's formula or class name (with the level
-        for a multiclass model). Call again with the same ``ax`` to overlay models.
+        Legend text before the AUC; default the model's class name (``Logit``), numbered
+        ``[1] Logit``, ``[2] Probit``, ... once a second model is drawn on the same axes
+        (with the level for a multiclass model). Call again with the same ``ax`` to overlay
+        models. The legend sits in the lower right, below the curves of any model better
+        than chance.
     ax : matplotlib.axes.Axes, optional
         Where to draw; default a new figure.
 
@@ -114,13 +117,15 @@ def roc(results, data=None, y=None, *, level=None, weights=None, label: str | No
     """
     curve = roc_curve(results, data, y, level, weights)
     ax = C.get_axes(ax)
-    name = label if label is not None else _name(results)
+    name, gid = _name(results, ax)
+    if label is not None:
+        name, gid = label, gid[:-2]
     levels = list(dict.fromkeys(curve["level"]))
     for lv in levels:
         pts = curve[curve["level"] == lv]
         text = name if len(levels) == 1 else f"{name}: {C.label(lv)}"
         ax.plot(pts["fpr"], pts["tpr"], drawstyle="default",
-                label=f"{text} (AUC = {_auc(pts):.3f})")
+                label=f"{text} (AUC = {_auc(pts):.3f})", gid=gid)
     if not any(line.get_label() == "chance" for line in ax.get_lines()):
         ax.plot([0, 1], [0, 1], linestyle=":", color="0.5", label="chance")
     ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal",
@@ -128,13 +133,36 @@ def roc(results, data=None, y=None, *, level=None, weights=None, label: str | No
            ylabel="True-positive rate (sensitivity)")
     handles, texts = ax.get_legend_handles_labels()
     order = sorted(range(len(texts)), key=lambda i: texts[i] == "chance")   # chance last
-    ax.legend([handles[i] for i in order], [texts[i] for i in order], loc="lower right")
+    ax.legend([handles[i] for i in order], [texts[i] for i in order], loc="lower right",
+              fontsize="small")
     return ax
 
 
-def _name(results) -> str:
-    formula = getattr(results.model, "formula", None)
-    return formula if formula else type(results.model).__name__
+#: The gid of the lines drawn for a model: ``glmclass-model:<k>`` (``:d`` when the label is
+#: the default), by which a later call on the same axes numbers its model.
+_GID = "glmclass-model"
+
+
+def _name(results, ax) -> tuple[str, str]:
+    """A short legend name and the gid of a model's lines: the model class (``Logit``); from
+    the second model drawn on the same axes ``[2] Probit``, and the first default name
+    becomes ``[1] Logit`` (the formula is too long for a legend)."""
+    mine = [a for a in (*ax.get_lines(), *ax.containers)
+            if str(_gid(a)).startswith(_GID + ":")]
+    k = len({_gid(a).split(":")[1] for a in mine}) + 1
+    if k == 2:
+        for a in mine:
+            if _gid(a).endswith(":1:d") and a.get_label()[:1] not in ("[", "_"):
+                a.set_label("[1] " + a.get_label())
+    name = C.model_name(results)
+    return (name if k == 1 else f"[{k}] {name}"), f"{_GID}:{k}:d"
+
+
+def _gid(artist) -> str:
+    """The gid of a line, or of an error-bar container's data line."""
+    if hasattr(artist, "get_gid"):
+        return artist.get_gid() or ""
+    return artist.lines[0].get_gid() or ""
 
 
 # --- calibration --------------------------------------------------------------------------------
@@ -213,7 +241,9 @@ def calibration(results, data=None, y=None, *, level=None, bins: int = 10,
     counts : bool
         Write each bin's count next to its point.
     label : str, optional
-        Legend text; default the model's formula or class name.
+        Legend text; default the model's class name, numbered from the second model on the
+        same axes, as :func:`roc`. The legend sits in the upper left, above the points of any
+        model that is not wildly miscalibrated.
     ax : matplotlib.axes.Axes, optional
         Where to draw; default a new figure.
 
@@ -224,20 +254,24 @@ def calibration(results, data=None, y=None, *, level=None, bins: int = 10,
     """
     table = calibration_table(results, data, y, level, bins, strategy, weights, alpha)
     ax = C.get_axes(ax)
-    name = label if label is not None else _name(results)
+    name, gid = _name(results, ax)
+    if label is not None:
+        name, gid = label, gid[:-2]
     levels = list(dict.fromkeys(table["level"]))
-    ax.plot([0, 1], [0, 1], linestyle=":", color="0.5", label="perfectly calibrated")
+    if not any(line.get_label() == "perfectly calibrated" for line in ax.get_lines()):
+        ax.plot([0, 1], [0, 1], linestyle=":", color="0.5", label="perfectly calibrated")
     for lv in levels:
         t = table[table["level"] == lv]
         text = name if len(levels) == 1 else f"{name}: {C.label(lv)}"
         err = np.vstack([t["observed"] - t["lower"], t["upper"] - t["observed"]])
         bars = ax.errorbar(t["predicted"], t["observed"], yerr=err, marker="o", capsize=2,
                            label=text)
+        bars.lines[0].set_gid(gid)
         if counts:
             for px, py, n in zip(t["predicted"], t["observed"], t["count"], strict=True):
                 ax.annotate(f"{n:g}", (px, py), xytext=(4, -10), textcoords="offset points",
                             fontsize="x-small", color=bars.lines[0].get_color())
     ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", xlabel="Mean predicted probability",
            ylabel="Observed frequency")
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper left", fontsize="small")
     return ax

@@ -39,6 +39,7 @@ import numpy as np
 from ..families import Family
 from ..rows.blocks import Block, RowBlocks, add
 from ..rows.gram import Scratch, block_gram
+from .active_set import support_solve
 from .control import Control
 from .fit import Fit
 
@@ -99,7 +100,6 @@ def cd_quadratic(H: np.ndarray, r: np.ndarray, coef: np.ndarray, l1: np.ndarray,
     a = b.shape[0]
     if a == 0:
         return b, 0
-    Hb = H @ b
     denom = np.diag(H) + l2
     # a coordinate with no curvature and no ridge (an all-zero column) has a flat quadratic:
     # it stays where it is (0 for a column the penalty also pulls to 0)
@@ -107,6 +107,10 @@ def cd_quadratic(H: np.ndarray, r: np.ndarray, coef: np.ndarray, l1: np.ndarray,
     cols = [H[:, j] for j in range(a)]
     sweeps = 0
     full = True
+    b, exact = support_solve(H, r, b, l1, l2, movable)  # a warm start's signs are often right
+    if exact:
+        return b, 0
+    tried, Hb = np.sign(b).tobytes(), H @ b
     order_all = [j for j in range(a) if movable[j]]
     while sweeps < max_sweeps:
         order = order_all if full else [j for j in order_all if b[j] != 0]
@@ -127,6 +131,12 @@ def cd_quadratic(H: np.ndarray, r: np.ndarray, coef: np.ndarray, l1: np.ndarray,
             full = True  # the non-zero set has settled: check every coordinate once more
         else:
             full = False  # settle the non-zero coordinates first
+            signs = np.sign(b).tobytes()
+            if signs != tried:  # new signs: active-set steps from here
+                b, exact = support_solve(H, r, b, l1, l2, movable)
+                if exact:
+                    return b, sweeps
+                tried, Hb = np.sign(b).tobytes(), H @ b
     return b, sweeps
 
 
@@ -349,6 +359,11 @@ class ShiftedBlocks(RowBlocks):
 #: observed information is positive semi-definite and gives Newton's quadratic convergence.
 CONCAVE_BINOMIAL_LINKS = ("logit", "probit", "cloglog", "loglog")
 
+#: glmnet's early stop of a generated path (``glmnet.control``: ``devmax``, ``fdev``, ``mnlam``):
+#: the deviance ratio at which the fit counts as saturated, the least gain in it per alpha,
+#: and the number of alphas always fitted.
+PATH_DEV_MAX, PATH_DEV_CHANGE, PATH_MIN_ALPHAS = 0.999, 1e-5, 5
+
 
 def glm_oracle(blocks: RowBlocks, family: Family, total_weight: float,
                shift: np.ndarray | None = None) -> Oracle:
@@ -449,7 +464,8 @@ def alpha_max(grad: np.ndarray, l1_unit: np.ndarray) -> float:
 
 
 def fit_path(oracle: Oracle, null: Fit, alphas: np.ndarray, l1_unit: np.ndarray,
-             l2_unit: np.ndarray, control: Control) -> Fit:
+             l2_unit: np.ndarray, control: Control, stop: bool = False,
+             report: Callable[[int, float, float, int], None] | None = None) -> Fit:
     """Fits along a decreasing sequence of alphas with warm starts and the strong rule.
 
     Parameters
@@ -464,6 +480,13 @@ def fit_path(oracle: Oracle, null: Fit, alphas: np.ndarray, l1_unit: np.ndarray,
     control : Control
         ``maxiter`` (most outer steps), ``tol`` (the KKT conditions to ``tol`` on every
         coordinate, on the scale of the data: :func:`kkt_residual`) and ``max_sweeps``.
+    stop : bool
+        Stop early as glmnet does on the sequence it generates: from the fifth alpha on, once
+        the deviance ratio ``1 - loss / null.loss`` reaches :data:`PATH_DEV_MAX` or gains
+        less than :data:`PATH_DEV_CHANGE` from the previous alpha (the rest of the path would
+        hardly change the fit). The returned arrays then end at that alpha.
+    report : callable, optional
+        ``report(k, alpha, deviance_ratio, n_iter)`` after each alpha (progress lines).
 
     Returns
     -------
@@ -496,4 +519,11 @@ def fit_path(oracle: Oracle, null: Fit, alphas: np.ndarray, l1_unit: np.ndarray,
         fit = prox_newton(oracle, prev.coef, l1, l2, active, control, first)
         coef[k], loss[k], n_iter[k], converged[k] = fit.coef, fit.loss, fit.n_iter, fit.converged
         prev, prev_alpha = fit, a
-    return Fit(coef=coef, loss=loss, n_iter=n_iter, converged=converged)
+        ratio = 1.0 - loss[: k + 1] / null.loss if null.loss > 0 else np.zeros(k + 1)
+        if report is not None:
+            report(k, float(a), float(ratio[k]), int(fit.n_iter))
+        if stop and k + 1 >= PATH_MIN_ALPHAS and (
+                ratio[k] >= PATH_DEV_MAX or ratio[k] - ratio[k - 1] < PATH_DEV_CHANGE):
+            n = k + 1
+            break
+    return Fit(coef=coef[:n], loss=loss[:n], n_iter=n_iter[:n], converged=converged[:n])

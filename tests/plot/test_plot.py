@@ -8,14 +8,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import matplotlib
+import pytest
 
+matplotlib = pytest.importorskip("matplotlib", reason="the plots need the plot extra")
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.contour import ContourSet  # noqa: E402
 from sklearn import calibration as skcal  # noqa: E402

@@ -1094,3 +1094,4 @@ source(file.path("tests", "reference", "r", "hypothesis.R"))  # -> hypothesis.js
 source(file.path("tests", "reference", "r", "ordinal.R"))  # -> ordinal.json (issue 28)
 source(file.path("tests", "reference", "r", "emmeans.R"))  # -> emmeans.json (issue 30)
 source(file.path("tests", "reference", "r", "mixed.R"))  # -> mixed.json
+source(file.path("tests", "reference", "r", "binned.R"))  # -> binned.json

@@ -121,7 +121,8 @@ def test_coordinate_descent_through_solve_gives_fit_regularized():
     fit = solve(rows.oracle, None, control, start=rows.start, l1=0.01 * l1u, l2=0.01 * l2u,
                 active=np.arange(rows.start.size))
     np.testing.assert_array_equal(rows.to_original(fit.coef), res.params.to_numpy())
-    assert fit.n_sweeps >= fit.n_iter >= 1 and fit.loss is not None
+    # the active-set solve (solvers/active_set.py) can finish an outer step without a sweep
+    assert fit.n_iter >= 1 and fit.n_sweeps >= 0 and fit.loss is not None
 
 
 @pytest.mark.parametrize("pocket", [False, True])
