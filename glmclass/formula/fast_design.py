@@ -156,21 +156,27 @@ class DesignBuffers(threading.local):
     """Design arrays reused from one pass over a partition to the next, one cache per thread.
 
     Rebuilding a partition's design every pass (data not persisted) would otherwise write a
-    fresh N x p array each time, and the first touch of its pages costs more than filling it
-    (12-15 ms against 2 ms for 1e5 x 15). A buffer is handed out (as a view of its first
-    rows) only when nothing but the cache refers to it: every view of it, wherever it went
-    (a part held by Dask, a persisted part, a block), keeps a reference to it, so a buffer
-    in use is never handed out twice; a thread never sees another thread's buffers.
+    fresh N x p array each time, whose pages the system hands out zeroed on first touch
+    whenever the allocator does not reuse freed memory (always above glibc's 32 MB mmap
+    ceiling, e.g. a 1e6 x 15 design; measured 12-15 ms against 2 ms at 1e5 x 15 in a
+    worker). A buffer is handed out (as a view of its first rows) only when nothing but the
+    cache refers to it: every view of it, wherever it went (a part held by Dask, a persisted
+    part, a block), keeps a reference to it, so a buffer in use is never handed out twice;
+    a thread never sees another thread's buffers.
 
     Parameters
     ----------
     keep : int
         Buffers remembered per thread (the newest); a partition built while all are in use
         gets a fresh array, which replaces the oldest one in the cache.
+    max_bytes : int
+        Most bytes remembered per thread: a larger design is built in a fresh array, not
+        remembered (what stays allocated between fits is bounded).
     """
 
-    def __init__(self, keep: int = 2) -> None:
+    def __init__(self, keep: int = 2, max_bytes: int = 256 * 2**20) -> None:
         self.keep = keep
+        self.max_bytes = max_bytes
         self.buffers: list[np.ndarray] = []
 
     def get(self, rows: int, cols: int) -> np.ndarray:
@@ -190,6 +196,8 @@ class DesignBuffers(threading.local):
                     and sys.getrefcount(bufs[i]) == _IDLE):
                 return bufs[i][:rows]
         new = np.empty((rows, cols))
+        if new.nbytes * self.keep > self.max_bytes:
+            return new
         idle = [i for i in range(len(bufs)) if sys.getrefcount(bufs[i]) == _IDLE]
         if len(bufs) >= self.keep:
             del bufs[idle[0] if idle else 0]  # an idle one of another shape first

@@ -67,6 +67,16 @@ def test_a_buffer_is_reused_only_when_no_view_of_it_is_alive():
     assert len(buffers.buffers) == 2
 
 
+def test_designs_beyond_the_byte_budget_are_not_remembered():
+    buffers = DesignBuffers(keep=2, max_bytes=2 * 8 * 100 * 5)
+    small = buffers.get(100, 5)
+    assert len(buffers.buffers) == 1
+    big = buffers.get(101, 5)  # two of these would pass the budget
+    assert len(buffers.buffers) == 1 and not np.shares_memory(big, buffers.buffers[0])
+    del small
+    assert _address(buffers.get(100, 5)) == _address(buffers.buffers[0])
+
+
 def test_consecutive_designs_reuse_memory_and_live_ones_never_alias():
     rows = _rows(2000, 1)
     x1 = fast_design(FAST, rows)
