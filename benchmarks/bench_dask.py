@@ -28,6 +28,12 @@ fresh child process):
     log-likelihoods asked after the fit; ``glmclass.rows.dask.counting_passes``). A
     LocalCluster of ``--workers`` processes, 1 thread each,
     ``--memory-limit`` each; ``--workers 0``: the threaded scheduler in this process.
+``part --file FILE``
+    One partition in this process, deterministic timings (best of ``--repeats``, each result
+    dropped before the next run): the Parquet read of the used columns (pyarrow, and dask's
+    own task on the synchronous scheduler), glmclass's design build of the partition
+    (``data.parts.formula_part``), the IRLS block kernel of one pass on it
+    (``rows.gram.fused_pass``), and the baseline's read + X'X of the same file.
 ``run``
     The comparisons: writes the 1e6- and 1e7-row datasets if absent, runs ``memory`` on 1e6
     rows ``--repeats`` times in fresh child processes for OPENBLAS_NUM_THREADS=1 and 2, and
@@ -278,6 +284,70 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
     return rows
 
 
+def part_profile(path: str, repeats: int) -> dict:
+    """Where one pass's time goes on one partition (one Parquet file), in this process: the
+    steps of a pass in their order (read, design, IRLS kernel; then the baseline's read and
+    X'X), ``repeats`` times, every result dropped before the next step; per step the best
+    wall time (``perf_counter``) and the best CPU time of this process (``process_time``,
+    Arrow's threads included: on a loaded machine the wall time of a 50 ms step includes
+    other processes' time slices)."""
+    import dask
+    import dask.dataframe as dd
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    import glmclass as gc
+    from glmclass.data.parts import formula_part
+    from glmclass.rows.blocks import ArrayBlocks
+    from glmclass.rows.gram import fused_pass
+
+    dask.config.set(scheduler="synchronous")
+    used = ["y", "g"] + IO_COLS
+    ddf = dd.read_parquet(path)
+    model = gc.Logit.from_formula(IO_FORMULA, ddf)
+    recipe, family = model.data.recipe, model.family
+    (task,) = ddf[used].to_delayed()
+    p = len(recipe.column_names)
+    coef = np.zeros(p)
+
+    def terms(b, eta):
+        w, u, dev = family.irls_terms(b.y, eta, b.weights)
+        return w, w * (eta - b.offset) + u, dev
+
+    best: dict[str, list[float]] = {}
+
+    def timed(name, fn):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        got = best.setdefault(name, [float("inf"), float("inf")])
+        got[0], got[1] = min(got[0], wall), min(got[1], cpu)
+        return out
+
+    n = 0
+    def one_pass() -> int:
+        frame = timed("read (dask task)", task.compute)
+        part = timed("design (formula_part)",
+                     lambda: formula_part(frame, recipe, {}, "drop"))[0]
+        rows = ArrayBlocks(part[0], np.asarray(part[1], dtype=float))
+        timed("IRLS kernel (fused_pass)", lambda: fused_pass(rows, None, terms, coef=coef))
+        return part[0].shape[0]
+
+    for _ in range(repeats):
+        n = one_pass()
+        timed("baseline read + X'X", lambda: _xtx(pq.read_table(path, columns=IO_COLS)
+                                                   .to_pandas()))
+    out = {"what": "part", "file": path, "rows": n, "cols": p, "repeats": repeats,
+           "glmclass": os.path.dirname(gc.__file__), "load1": os.getloadavg()[0],
+           "wall_s": {k: v[0] for k, v in best.items()},
+           "cpu_s": {k: v[1] for k, v in best.items()}}
+    for kind in ("wall_s", "cpu_s"):
+        t = out[kind]
+        t["pass"] = sum(v for k, v in t.items() if not k.startswith("baseline"))
+        t["pass / baseline"] = t["pass"] / t["baseline read + X'X"]
+    return out
+
+
 def _iterations(text: str) -> list[float]:
     """Per-iteration times from ``fit(disp=True)`` output (differences of the time column)."""
     times = [float(m.group(1)) for m in re.finditer(r"^\s*\d+\s+\S+\s+\S+\s+\S+\s+\d+\s+(\S+)$",
@@ -449,6 +519,9 @@ def main(argv: list[str] | None = None) -> None:
     i.add_argument("--memory-limit", default="1.5GB")
     i.add_argument("--persist", default="auto")
     i.add_argument("--repeats", type=int, default=2)
+    pp = sub.add_parser("part")
+    pp.add_argument("--file", required=True, action="append")
+    pp.add_argument("--repeats", type=int, default=20)
     m = sub.add_parser("memory")
     m.add_argument("--data", required=True)
     r = sub.add_parser("run")
@@ -463,6 +536,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(write_io(int(a.rows), a.files, a.out, a.seed)), flush=True)
     elif a.cmd == "io":
         io(a.data, a.workers, a.memory_limit, a.persist, a.repeats)
+    elif a.cmd == "part":
+        for path in a.file:
+            print(json.dumps(part_profile(path, a.repeats)), flush=True)
     elif a.cmd == "fit":
         print(json.dumps(fit(a.data, a.workers, a.persist)), flush=True)
     elif a.cmd == "memory":

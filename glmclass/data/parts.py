@@ -379,9 +379,11 @@ def formula_part(frame: pd.DataFrame, recipe: PartitionDesign, aligned: dict,
         values = y.to_numpy(dtype=float)
     else:
         values = y.array if isinstance(y.dtype, pd.CategoricalDtype) else y.to_numpy()
-    arrays = {k: (a[keep] if a is not None else None) for k, a in aligned.items()}
+    every = bool(keep.all())  # then nothing is taken (an index is immutable: shared as it is)
+    arrays = {k: (a if every else a[keep]) if a is not None else None
+              for k, a in aligned.items()}
     values, arrays = _fold(values, arrays, off, recipe.endog_name)
-    return (X, values, arrays, frame.index[keep]), int((~keep).sum())
+    return (X, values, arrays, frame.index if every else frame.index[keep]), int((~keep).sum())
 
 
 def _as_float(a, key: str) -> np.ndarray:
