@@ -132,8 +132,9 @@ class Summary:
     title : str
     header : list of (str, object)
         Key/value pairs shown in two columns above the tables.
-    tables : list of (str or None, pandas.DataFrame)
-        Titled tables (index shown as the first column).
+    sections : list of (str or None, pandas.DataFrame)
+        Titled tables (index shown as the first column). :attr:`tables` gives them as
+        statsmodels does: the header first, then these tables.
     notes : list of str
         Lines printed at the end.
     digits : int
@@ -150,10 +151,21 @@ class Summary:
 
     title: str
     header: list = field(default_factory=list)
-    tables: list = field(default_factory=list)
+    sections: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     digits: int = 4
     subtitle: str = ""
+
+    @property
+    def tables(self) -> list[pd.DataFrame]:
+        """The report as DataFrames, statsmodels' ``summary().tables``: ``tables[0]`` the
+        header (indexed by item, one column ``value``), ``tables[1]`` the coefficient table
+        (numbers, not text), then any further tables (a multinomial model: one per level)."""
+        values = np.empty(len(self.header), dtype=object)
+        values[:] = [v for _, v in self.header]
+        head = pd.DataFrame({"value": values},
+                            index=pd.Index([str(k) for k, _ in self.header], name="item"))
+        return [head] + [df.copy() for _, df in self.sections]
 
     def __str__(self) -> str:
         return self.as_text()
@@ -194,7 +206,7 @@ class Summary:
 
     def as_text(self) -> str:
         """Plain-text report, at most :data:`MAX_WIDTH` columns wide."""
-        cells = [self._table_lines(df) for _, df in self.tables]
+        cells = [self._table_lines(df) for _, df in self.sections]
         natural = [len(line) for rows in cells for line in text_table(rows, MAX_WIDTH)]
         width = min(MAX_WIDTH, max([len(self.title) + 4, len(self.subtitle), 78] + natural))
         out = [self.title.center(width).rstrip()]
@@ -203,7 +215,7 @@ class Summary:
         if self.header:
             out.append("=" * width)
             out.extend(self._header_lines(width))
-        for (title, _), rows in zip(self.tables, cells, strict=True):
+        for (title, _), rows in zip(self.sections, cells, strict=True):
             out.append("=" * width)
             if title:
                 out.extend(textwrap.wrap(str(title), width))
@@ -227,7 +239,7 @@ class Summary:
                 cells = "".join(f"<th>{k}:</th><td>{v}</td>" for k, v in pairs[i: i + 2])
                 parts.append(f"<tr>{cells}</tr>")
             parts.append("</table>")
-        for title, df in self.tables:
+        for title, df in self.sections:
             rows = self._table_lines(df)
             if title:
                 parts.append(f"<p><b>{esc(str(title))}</b></p>")
@@ -261,7 +273,7 @@ class Summary:
                 cells = [f"{k}: & {v}" for k, v in pairs[i: i + 2]]
                 out.append(" & ".join(cells + ([" & "] if len(cells) == 1 else [])) + r" \\")
             out += [r"\hline", r"\end{tabular}"]
-        for title, df in self.tables:
+        for title, df in self.sections:
             rows = self._table_lines(df)
             if title:
                 out.append(rf"\\[4pt]\textbf{{{tex(str(title))}}}\\")
