@@ -37,6 +37,7 @@ from ..data.model_data import ModelData, from_arrays, from_formula, has_dask, is
 from ..errors import one_of
 from ..formula.design import capture_env
 from ..likelihoods import likelihood_of
+from ..likelihoods import totals as LT
 from ..rows.blocks import RowBlocks
 from ..solvers.control import Control
 from . import vocabulary as V
@@ -355,18 +356,18 @@ class Model:
         float
             At the estimates, the results' ``llf``.
         """
-        return V.loglike(likelihood_of(self), self.blocks(), params, scale)
+        return LT.loglike(likelihood_of(self), self.blocks(), params, scale)
 
     def score(self, params) -> np.ndarray:
         """Gradient of the log-likelihood at ``params`` (dispersion 1), an array of shape
         (n_equations * k,), level by level for a multinomial model."""
-        return V.score(likelihood_of(self), self.blocks(), params)
+        return LT.score(likelihood_of(self), self.blocks(), params)
 
     def hessian(self, params, observed: bool = True) -> np.ndarray:
         """Second derivatives of the log-likelihood at ``params`` (dispersion 1), shape
         (n_equations * k, n_equations * k); ``observed=False``: minus the Fisher
         information."""
-        return V.hessian(likelihood_of(self), self.blocks(), params, observed)
+        return LT.hessian(likelihood_of(self), self.blocks(), params, observed)
 
     def information(self, params, observed: bool = False) -> np.ndarray:
         """Fisher information at ``params`` (statsmodels' ``information``: the expected

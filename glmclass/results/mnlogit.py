@@ -25,6 +25,7 @@ from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
 from .margins import MarginalEffects, RowMarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
+from .profile import newton_profile_conf_int
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
 from .tidy import TidyMixin
 
@@ -340,6 +341,44 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         np.add.at(table, (observed, np.argmax(prob, axis=1)), m.freq_weights)
         lab = pd.Index(self.levels)
         return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
+
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals of the coefficients, one row per (level, term).
+
+        Parameters
+        ----------
+        alpha : float
+            1 - confidence level.
+        method : {"wald", "profile"}
+            ``"wald"``: ``params -+ q bse`` with the covariance the fit reports
+            (``cov_type``). ``"profile"``: profile-likelihood intervals, the coefficients b
+            whose signed root ``sign(b - b_hat) sqrt(2 (llf - llf_j(b)))`` lies within the
+            normal quantile, ``llf_j(b)`` the log-likelihood maximised over every other
+            coefficient with this one held at b (Newton refits; each bound found exactly by
+            Brent's method); likelihood-based, so ``cov_type`` does not enter.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``, indexed by (level, term); NaN for aliased
+            columns, an infinite bound where the profile never reaches the cutoff.
+        """
+        if method == "wald":
+            return super().conf_int(alpha)
+        if method != "profile":
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        key = float(alpha)
+        if key not in self._profiles:
+            require_data(self, "conf_int(method='profile')")
+            self._profiles[key] = newton_profile_conf_int(self, key)
+        return self._profiles[key].copy()
+
+    @cached_property
+    def _profiles(self) -> dict:
+        """Profile intervals computed so far, by alpha (they cost many refits)."""
+        return {}
 
     def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
                     dummy: bool = False, count: bool = False
