@@ -15,7 +15,7 @@ from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.fit import Fit
-from ..summary import Summary, modelled_line
+from ..summary import Summary, modelled_line, response_label
 from .base import coef_table, num
 from .dask import rows_after
 from .glm_base import GLMBaseResults, weighted
@@ -372,8 +372,9 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
             for c in (name, table.columns[4], table.columns[5]):
                 table[c] = np.exp(table[c])
             table = table.drop(columns="std err")
+        response = response_label(m.data.endog_name, m.data.formula)
         header = [
-            ("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
+            ("Dep. Variable", response), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
             ("Method", METHOD_LABEL.get(self.method, self.method)),
             ("Information", self.information), ("Covariance Type", self.cov_type),
@@ -394,7 +395,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
             notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
-        sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""
+        sub = modelled_line(response, m.levels) if m.family.name == "Binomial" else ""
         return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes,
                        subtitle=sub)
 
