@@ -142,3 +142,20 @@ def test_fit_regularized_keeps_its_signature_and_warning_site(spector):
         model.fit_regularized(0.001, maxiter=1)
     ours = [w for w in caught if issubclass(w.category, gc.ConvergenceWarning)]
     assert ours and ours[0].filename == __file__  # points at the user's call
+
+
+def test_alpha_scaling_against_statsmodels_l1(spector):
+    """The documented conversion: statsmodels' method="l1" with alpha a on the slopes (its
+    intercept left free) is glmclass's fit_regularized(a / n)."""
+    import warnings
+
+    f = "GRADE ~ GPA + TUCE + PSI"
+    a = 2.0
+    ref = smf.logit(f, spector)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = ref.fit_regularized(method="l1", alpha=np.array([0.0, a, a, a]), disp=0,
+                                     acc=1e-12, trim_mode="off")
+    ours = gcf.logit(f, spector).fit_regularized(a / len(spector), tol=1e-12)
+    np.testing.assert_allclose(ours.params.to_numpy(), theirs.params.to_numpy(), rtol=1e-6)
+    assert "alpha_glmclass = alpha_statsmodels / n" in gc.Logit.fit_regularized.__doc__
