@@ -38,3 +38,17 @@ def test_margeff_all_and_likelihood_equal_in_memory(both):
     np.testing.assert_allclose(lazy.model.hessian(p), mem.model.hessian(p), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(lazy.resid_generalized.compute()),
                                mem.resid_generalized.to_numpy(), rtol=1e-10)
+
+
+def test_subset_and_mnlogit_profile_equal_in_memory(frame):
+    df = frame.assign(y=frame.y.astype(float))
+    ddf = dd.from_pandas(df, npartitions=3)
+    mem = gcf.logit("y ~ x + z", df, subset=df.z > 0.5).fit()
+    lazy = gcf.logit("y ~ x + z", ddf, subset=ddf.z > 0.5).fit()
+    np.testing.assert_allclose(lazy.params, mem.params, rtol=1e-10)
+    assert lazy.nobs == mem.nobs
+    small = df.iloc[:300]
+    a = gcf.mnlogit("k ~ x", small).fit().conf_int(method="profile")
+    b = gcf.mnlogit("k ~ x", dd.from_pandas(small, npartitions=2)).fit().conf_int(
+        method="profile")
+    np.testing.assert_allclose(b.to_numpy(), a.to_numpy(), rtol=1e-10)
