@@ -168,7 +168,7 @@ def _warn_negative(stat: float, llf: float, what: str) -> None:
                       "not converge", GlmclassWarning, stacklevel=3)
 
 
-class AnovaTable(pd.DataFrame):
+class _AnovaTable(pd.DataFrame):
     """The DataFrame :func:`anova` of two or more fits returns, printed to fit a terminal.
 
     Its rows are indexed by the model names (the formulas by default): ``table.loc[formula]``
@@ -232,8 +232,8 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
 
     Returns
     -------
-    AnovaTable
-        A DataFrame, one row per model (indexed by name; printed as ``[1]``, ``[2]`` with a
+    pandas.DataFrame
+        One row per model (indexed by name; printed as ``[1]``, ``[2]`` with a
         key when the names are long): ``df_resid``, ``deviance`` (residual), and for every
         model after
         the first ``df`` (parameters added), ``deviance_diff`` (deviance removed) and
@@ -277,6 +277,6 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
         _warn_negative(d, dev[-1] / 2.0, "anova")
     with np.errstate(invalid="ignore"):
         p = np.r_[np.nan, stats.chi2.sf(diff[1:] / phi, df[1:])]
-    return AnovaTable({"df_resid": df_resid, "deviance": dev, "df": df,
+    return _AnovaTable({"df_resid": df_resid, "deviance": dev, "df": df,
                        "deviance_diff": diff, "pvalue": p},
                       index=pd.Index(_names(results, names), name="model"))
