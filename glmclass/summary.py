@@ -35,6 +35,17 @@ def fmt(value, digits: int = 4) -> str:
     return str(value)
 
 
+def response_label(endog_name: str, formula: str | None) -> str:
+    """The response as a report names it: a formula's ``cbind(successes, failures)`` as the
+    user wrote it (the response's name joins the two columns with ``+``, which reads as a
+    sum), else the response's name."""
+    if formula and "~" in formula:
+        lhs = formula.split("~", 1)[0].strip()
+        if lhs.startswith("cbind(") and lhs.endswith(")"):
+            return lhs
+    return endog_name
+
+
 def modelled_line(endog_name: str, levels: list | None) -> str:
     """The line under a binary model's title that says which level is modelled.
 
@@ -51,31 +62,59 @@ def modelled_line(endog_name: str, levels: list | None) -> str:
         ``"P(low = 1) is modelled; the other level is 0"``, or for proportions
         ``"P(success) is modelled: the response I(k / n) holds proportions"``.
     """
+    if levels is None and endog_name.startswith("cbind("):
+        return f"P(success) is modelled: {endog_name} gives the successes and failures"
     if levels is None:
         return f"P(success) is modelled: the response {endog_name} holds proportions"
     return f"P({endog_name} = {levels[1]}) is modelled; the other level is {levels[0]}"
 
 
 def _is_whole(col: pd.Series) -> bool:
+    """Whether a float column holds whole numbers (NaN aside: the first row of an anova has no
+    df)."""
     if col.dtype.kind not in "f":
         return False
     v = col.to_numpy()
-    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15))
+    if np.any(np.isinf(v)):
+        return False
+    v = v[~np.isnan(v)]
+    return bool(v.size and np.all(v == np.round(v)) and np.all(np.abs(v) < 1e15))
 
 
 #: Widest line of a text report: a terminal or a code cell of 100 columns shows it unwrapped.
 MAX_WIDTH = 100
 
 
+def _scientific(col: pd.Series, digits: int) -> bool:
+    """Whether a float column prints in scientific notation: one format per column, fixed
+    decimals unless its largest value needs more (>= 1e6) or every value is too small to show
+    (``-9.78e-04`` under ``2.1921`` prints ``-0.0010``, as statsmodels)."""
+    if col.dtype.kind != "f":
+        return False
+    v = np.abs(col.to_numpy(dtype=float))
+    v = v[np.isfinite(v) & (v > 0)]
+    return bool(v.size) and (v.max() >= 1e6 or v.max() < 10 ** -(digits - 1))
+
+
+def _cell(v, whole: bool, sci: bool, digits: int) -> str:
+    if whole and not (isinstance(v, (float, np.floating)) and math.isnan(v)):
+        return fmt(int(v), digits)
+    if isinstance(v, (float, np.floating)) and math.isfinite(v):
+        return f"{v:.{digits}e}" if sci else f"{v:.{digits}f}"
+    return fmt(v, digits)
+
+
 def table_cells(df: pd.DataFrame, digits: int = 4) -> list[list[str]]:
     """The cells of a table as strings: a header row, then the index label and the values of
-    each row; columns of whole numbers (counts, degrees of freedom) print without decimals."""
+    each row; columns of whole numbers (counts, degrees of freedom) print without decimals,
+    every other column in one format (:func:`_scientific`)."""
     rows = [[""] + [str(c) for c in df.columns]]
     whole = [_is_whole(df[c]) for c in df.columns]
+    sci = [_scientific(df[c], digits) for c in df.columns]
     for idx, row in zip(df.index, df.itertuples(index=False), strict=True):
         label = " ".join(map(str, idx)) if isinstance(idx, tuple) else str(idx)
-        rows.append([label] + [fmt(int(v) if w else v, digits)
-                               for v, w in zip(row, whole, strict=True)])
+        rows.append([label] + [_cell(v, w, e, digits)
+                               for v, w, e in zip(row, whole, sci, strict=True)])
     return rows
 
 
@@ -91,13 +130,28 @@ def _chunks(widths: list[int], room: int) -> list[list[int]]:
     return chunks + [cur] if cur else chunks
 
 
-def text_table(rows: list[list[str]], max_width: int = MAX_WIDTH, rule: int = 0) -> list[str]:
+def shortened(label: str, room: int, taken: dict) -> str:
+    """``label`` cut in the middle to ``room`` characters (``start...end``: the end keeps a
+    level such as ``[T.2]``), different from the labels already in ``taken``."""
+    tail = max(4, min(14, (room - 3) // 2))
+    for extra in range(room):
+        head = max(1, room - 3 - tail - extra)
+        short = label[:head] + "..." + label[len(label) - tail - extra:]
+        if short not in taken or taken[short] == label:
+            return short
+    return label
+
+
+def text_table(rows: list[list[str]], max_width: int = MAX_WIDTH, rule: int = 0,
+               short: dict | None = None) -> list[str]:
     """Lines of a table within ``max_width`` columns.
 
     A table too wide for the width keeps its numbers intact: row labels longer than the room
-    left by the values go on a line of their own above their values, and when the values alone
-    do not fit, the columns are printed in blocks (as R prints a wide matrix), each block with
-    the row labels. ``rule`` > 0 draws a rule of that width under each header row.
+    left by the values go on a line of their own above their values (or, given a dict
+    ``short``, are cut in the middle to fit and recorded there, short -> full, so that no
+    row wraps), and when the values alone do not fit, the columns are printed in blocks (as R
+    prints a wide matrix), each block with the row labels. ``rule`` > 0 draws a rule of that
+    width under each header row.
     """
     widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
     values = sum(widths[1:]) + 2 * (len(widths) - 1)
@@ -114,7 +168,11 @@ def text_table(rows: list[list[str]], max_width: int = MAX_WIDTH, rule: int = 0)
             out.append("")
         for k, r in enumerate(rows):
             cells = "  ".join(r[j].rjust(widths[j]) for j in cols)
-            if len(r[0]) > room:  # the label on its own line, the values under it
+            if len(r[0]) > room and short is not None and k > 0 and room >= 12:
+                label = shortened(r[0], room, short)
+                short[label] = r[0]
+                out.append(label.ljust(room) + "  " + cells)
+            elif len(r[0]) > room:  # the label on its own line, the values under it
                 out += [r[0], " " * room + "  " + cells]
             else:
                 out.append(r[0].ljust(room) + "  " + cells)
@@ -132,8 +190,9 @@ class Summary:
     title : str
     header : list of (str, object)
         Key/value pairs shown in two columns above the tables.
-    tables : list of (str or None, pandas.DataFrame)
-        Titled tables (index shown as the first column).
+    sections : list of (str or None, pandas.DataFrame)
+        Titled tables (index shown as the first column). :attr:`tables` gives them as
+        statsmodels does: the header first, then these tables.
     notes : list of str
         Lines printed at the end.
     digits : int
@@ -150,10 +209,21 @@ class Summary:
 
     title: str
     header: list = field(default_factory=list)
-    tables: list = field(default_factory=list)
+    sections: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     digits: int = 4
     subtitle: str = ""
+
+    @property
+    def tables(self) -> list[pd.DataFrame]:
+        """The report as DataFrames, statsmodels' ``summary().tables``: ``tables[0]`` the
+        header (indexed by item, one column ``value``), ``tables[1]`` the coefficient table
+        (numbers, not text), then any further tables (a multinomial model: one per level)."""
+        values = np.empty(len(self.header), dtype=object)
+        values[:] = [v for _, v in self.header]
+        head = pd.DataFrame({"value": values},
+                            index=pd.Index([str(k) for k, _ in self.header], name="item"))
+        return [head] + [df.copy() for _, df in self.sections]
 
     def __str__(self) -> str:
         return self.as_text()
@@ -194,7 +264,7 @@ class Summary:
 
     def as_text(self) -> str:
         """Plain-text report, at most :data:`MAX_WIDTH` columns wide."""
-        cells = [self._table_lines(df) for _, df in self.tables]
+        cells = [self._table_lines(df) for _, df in self.sections]
         natural = [len(line) for rows in cells for line in text_table(rows, MAX_WIDTH)]
         width = min(MAX_WIDTH, max([len(self.title) + 4, len(self.subtitle), 78] + natural))
         out = [self.title.center(width).rstrip()]
@@ -203,15 +273,19 @@ class Summary:
         if self.header:
             out.append("=" * width)
             out.extend(self._header_lines(width))
-        for (title, _), rows in zip(self.tables, cells, strict=True):
+        short: dict = {}
+        for (title, _), rows in zip(self.sections, cells, strict=True):
             out.append("=" * width)
             if title:
                 out.extend(textwrap.wrap(str(title), width))
                 out.append("-" * width)
-            out.extend(text_table(rows, width, rule=width))
+            out.extend(text_table(rows, width, rule=width, short=short))
         out.append("=" * width)
-        for note in self.notes:
-            out.extend(textwrap.wrap(note, width) or [""])
+        notes = list(self.notes)
+        if short:  # long term names are cut to keep each row on one line; the key
+            notes += ["Shortened names:"] + [f"  {a} = {b}" for a, b in short.items()]
+        for note in notes:
+            out.extend(textwrap.wrap(note, width, subsequent_indent="    ") or [""])
         return "\n".join(out)
 
     def as_html(self) -> str:
@@ -227,7 +301,7 @@ class Summary:
                 cells = "".join(f"<th>{k}:</th><td>{v}</td>" for k, v in pairs[i: i + 2])
                 parts.append(f"<tr>{cells}</tr>")
             parts.append("</table>")
-        for title, df in self.tables:
+        for title, df in self.sections:
             rows = self._table_lines(df)
             if title:
                 parts.append(f"<p><b>{esc(str(title))}</b></p>")
@@ -261,7 +335,7 @@ class Summary:
                 cells = [f"{k}: & {v}" for k, v in pairs[i: i + 2]]
                 out.append(" & ".join(cells + ([" & "] if len(cells) == 1 else [])) + r" \\")
             out += [r"\hline", r"\end{tabular}"]
-        for title, df in self.tables:
+        for title, df in self.sections:
             rows = self._table_lines(df)
             if title:
                 out.append(rf"\\[4pt]\textbf{{{tex(str(title))}}}\\")

@@ -23,6 +23,8 @@ which=...)``):
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import sys
 from collections.abc import Mapping
@@ -34,7 +36,11 @@ import pandas as pd
 from ..data.model_data import ModelData, from_arrays, from_formula, has_dask, is_dask
 from ..errors import one_of
 from ..formula.design import capture_env
+from ..likelihoods import likelihood_of
+from ..likelihoods import totals as LT
+from ..rows.blocks import RowBlocks
 from ..solvers.control import Control
+from . import vocabulary as V
 
 
 def fit_control(maxiter: Any = 50, tol: Any = 1e-10, method: str = "irls",
@@ -204,9 +210,21 @@ class Model:
             return
         self.construct(from_arrays(endog, exog, missing, **rows), options)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the subclass's own ``fit_regularized`` so that statsmodels' arguments
+        (``method="l1"``, ``refit``, ``trim_mode``) and model options are answered with the
+        glmclass equivalent (:mod:`glmclass.models.vocabulary`). ``fit`` is not wrapped: its
+        warnings point at the user's call through a fixed stack level, which a wrapper's
+        frame would move."""
+        super().__init_subclass__(**kwargs)
+        for name in ("fit_regularized",):
+            fn = cls.__dict__.get(name)
+            if callable(fn):  # a class's own definition, never one already wrapped
+                setattr(cls, name, _checked(fn, name))
+
     @classmethod
     def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = None,
-                     engine: str = "patsy", **options):
+                     engine: str = "patsy", subset: Any = None, **options):
         """Build the model from a formula on a pandas DataFrame.
 
         Parameters
@@ -228,12 +246,18 @@ class Model:
         engine : {"patsy", "formulaic"}
             The library that builds the design; formulaic (an optional dependency) gives the
             same columns, much faster on large data.
+        subset : boolean array or Series, or index labels, optional
+            The rows of ``data`` to use (statsmodels' ``subset=``): a boolean mask aligned with
+            the rows (a Series by its index), or a list/Index of row labels. Per-row arrays in
+            ``options`` are aligned with ``data`` and subset alike.
         **options
             The model's other constructor arguments; per-row arguments (weights, offsets) are
             arrays aligned with the rows of ``data``, scalars, or names of columns of ``data``.
         """
         env = capture_env(eval_env, 1 + _overrides_above())
         rows = {k: options.pop(k, None) for k in cls.row_args}
+        if subset is not None:
+            data, rows = _subset(data, rows, subset)
         if is_dask(data):  # a Dask DataFrame: the design is built partition by partition
             from ..data.dask import from_dask_formula
 
@@ -252,7 +276,22 @@ class Model:
     def construct(self, data: ModelData, options: dict) -> None:
         """Set the model up on ``data`` with its constructor ``options`` (``_setup``) and
         freeze it; for a model made with ``cls.__new__(cls)`` from data another model holds
-        (e.g. :func:`glmclass.models.robust_link.robust_logit_profile`)."""
+        (e.g. :func:`glmclass.models.robust_link.robust_logit_profile`).
+
+        Raises
+        ------
+        TypeError
+            For an option the model does not take, naming it and the glmclass equivalent
+            (``priors=`` -> ``prior=``, ``exposure=`` needs a log link, a fit option given to
+            the model).
+        """
+        takes = _parameters(self._setup) - {"self", "data"}
+        unknown = [k for k in options if k not in takes]
+        if unknown:
+            public = (_parameters(type(self).__init__) | set(type(self).row_args)) - {
+                "self", "endog", "exog"}
+            raise V.unknown_constructor_args(type(self).__name__, unknown, public,
+                                             _parameters(getattr(type(self), "fit", None)))
         self.data = data
         self._setup(data, **options)
         object.__setattr__(self, "_frozen", True)
@@ -286,6 +325,58 @@ class Model:
         return self.data.exog_names
 
     @property
+    def endog_names(self) -> str:
+        """The response's name (statsmodels' ``endog_names``): the formula's left-hand side,
+        or the name of the array or Series given."""
+        return self.data.endog_name
+
+    # --- the likelihood at any parameters (statsmodels' LikelihoodModel methods) ---------------
+    def blocks(self) -> RowBlocks:
+        """The model's rows as a block source (design, encoded response, weights, offset), in
+        memory or in Dask partitions; models with a likelihood define it."""
+        raise TypeError(f"{type(self).__name__} has no likelihood to evaluate at given "
+                        "parameters; loglike/score/hessian are for GLM-type and multinomial "
+                        "models")
+
+    def loglike(self, params, scale: float | None = None) -> float:
+        """Log-likelihood of the model's rows at ``params``.
+
+        Parameters
+        ----------
+        params : array-like of shape (k,) or (k, n_equations), Series or DataFrame
+            Coefficients by design column (a multinomial model: one column per non-reference
+            level, or a flat vector level by level, as ``cov_params``); NaN (an aliased
+            column) counts as 0.
+        scale : float, optional
+            The dispersion of a family that estimates one (Gaussian, Gamma); default its
+            maximum-likelihood value at ``params`` (R's ``logLik``). Ignored otherwise.
+
+        Returns
+        -------
+        float
+            At the estimates, the results' ``llf``.
+        """
+        return LT.loglike(likelihood_of(self), self.blocks(), params, scale)
+
+    def score(self, params) -> np.ndarray:
+        """Gradient of the log-likelihood at ``params`` (dispersion 1), an array of shape
+        (n_equations * k,), level by level for a multinomial model."""
+        return LT.score(likelihood_of(self), self.blocks(), params)
+
+    def hessian(self, params, observed: bool = True) -> np.ndarray:
+        """Second derivatives of the log-likelihood at ``params`` (dispersion 1), shape
+        (n_equations * k, n_equations * k); ``observed=False``: minus the Fisher
+        information."""
+        return LT.hessian(likelihood_of(self), self.blocks(), params, observed)
+
+    def information(self, params, observed: bool = False) -> np.ndarray:
+        """Fisher information at ``params`` (statsmodels' ``information``: the expected
+        one), or the observed information with ``observed=True``; minus :meth:`hessian`,
+        positive definite at a maximum (statsmodels' ``GLM.information`` returns the expected
+        Hessian, this matrix's negative)."""
+        return -self.hessian(params, observed)
+
+    @property
     def has_intercept(self) -> bool:
         """Whether the design has a constant column of ones."""
         return self.data.intercept_index is not None
@@ -293,3 +384,80 @@ class Model:
     def design(self, exog) -> np.ndarray:
         """Design matrix of new data (through the stored formula design, or as given)."""
         return self.data.design(exog)
+
+
+def _parameters(fn: Any) -> set[str]:
+    """Names of the keyword parameters of ``fn`` (empty for None)."""
+    if fn is None:
+        return set()
+    return {n for n, p in inspect.signature(fn).parameters.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _checked(fn: Any, name: str) -> Any:
+    """``fn`` (a model's ``fit`` or ``fit_regularized``) answering an unknown keyword with
+    :func:`glmclass.models.vocabulary.unknown_fit_args`."""
+    sig = inspect.signature(fn)
+    takes = [n for n, p in sig.parameters.items()
+             if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    open_ended = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+
+    @functools.wraps(fn)
+    def method(self, *args: Any, **kwargs: Any) -> Any:
+        if not open_ended:
+            unknown = [k for k in kwargs if k not in takes]
+            if unknown:
+                model_args = (_parameters(type(self).__init__) | set(type(self).row_args)
+                              | {"subset", "missing", "eval_env", "engine"}) - {
+                    "self", "endog", "exog"}
+                raise V.unknown_fit_args(type(self).__name__, name, unknown, takes, model_args)
+        return fn(self, *args, **kwargs)
+
+    return method
+
+
+def _subset(data: Any, rows: dict, subset: Any) -> tuple[Any, dict]:
+    """``data`` and the per-row arrays in ``rows`` restricted to ``subset`` (a boolean mask,
+    or row labels), as statsmodels' ``from_formula(..., subset=)``."""
+    if is_dask(data):
+        return data[subset], rows
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"subset= needs a pandas DataFrame as data, got {type(data).__name__}")
+    n = len(data)
+    if isinstance(subset, pd.Series) and subset.dtype == bool:
+        if not subset.index.equals(data.index):
+            missing = data.index.difference(subset.index)
+            if len(missing):
+                raise ValueError(f"subset is a boolean Series without the rows {list(missing[:5])}"
+                                 " of data: give one value per row of data")
+            subset = subset.reindex(data.index)
+        pos = np.flatnonzero(subset.to_numpy())
+    else:
+        arr = np.asarray(subset)
+        if arr.dtype == bool:
+            if arr.shape != (n,):
+                raise ValueError(f"subset is a boolean mask of {arr.size} values for {n} rows of "
+                                 "data: give one value per row")
+            pos = np.flatnonzero(arr)
+        else:
+            labels = pd.Index(arr.ravel())
+            bad = labels.difference(data.index)
+            if len(bad):
+                raise ValueError(f"subset names rows {list(bad[:5])} that are not in the index "
+                                 "of data: give row labels of data or a boolean mask")
+            pos = data.index.get_indexer(labels)
+    if pos.size == 0:
+        raise ValueError("subset selects no rows of data")
+    out = {}
+    for key, value in rows.items():
+        if isinstance(value, pd.Series):
+            out[key] = value  # aligned by label with the rows kept
+        elif value is None or isinstance(value, str) or np.ndim(value) == 0:
+            out[key] = value
+        else:
+            arr = np.asarray(value)
+            if arr.shape[0] != n:
+                raise ValueError(f"{key} has {arr.shape[0]} values for {n} rows of data: give "
+                                 "one per row of data (subset= selects from them too)")
+            out[key] = arr[pos]
+    return data.iloc[pos], out

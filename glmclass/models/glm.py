@@ -231,6 +231,12 @@ class MLEGLM(GLMBase):
         intercept not penalised and v the penalty factors: R ``glmnet(x, y, family=
         "binomial", alpha=L1_wt, lambda=alpha, standardize=FALSE)``.
 
+        Coming from statsmodels: its ``fit_regularized(method="l1", alpha=a)`` minimises
+        ``-llf + a ||b||_1`` (the summed log-likelihood) and penalises the intercept, so the
+        same number gives other estimates here; ``alpha_glmclass = alpha_statsmodels / n``
+        (with the intercept unpenalised). ``method=``, ``refit=`` and ``trim_mode=`` are
+        answered with the glmclass equivalent (exact zeros need no trimming).
+
         Parameters
         ----------
         alpha : float

@@ -18,6 +18,7 @@ import numpy as np
 from .. import families as F
 from ..data.model_data import ModelData
 from ..errors import ConvergenceWarning, RankDeficientWarning
+from ..rows.blocks import RowBlocks
 from ..rows.gram import column_abs_max
 from ..solvers.fit import Fit
 from .base import Model
@@ -35,6 +36,10 @@ class GLMBase(Model):
 
     def _set_problem(self, data: ModelData, family: F.Family) -> None:
         self.problem = GLMProblem.build(data, family)
+
+    def blocks(self) -> RowBlocks:
+        """The rows as the GLM problem encodes them (:meth:`GLMProblem.blocks`)."""
+        return self.problem.blocks()
 
     # --- read-only views ----------------------------------------------------------------------
     @property

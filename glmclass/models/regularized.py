@@ -351,7 +351,7 @@ def fit_regularized(model, alpha, L1_wt, penalty_factor, standardize, maxiter, t
     fit = solve(rows, alpha, L1_wt, pf, start, control)
     if not fit.converged:
         warnings.warn(f"the penalised fit did not converge: {fit.message}; raise maxiter or "
-                      "standardize the columns", ConvergenceWarning, stacklevel=3)
+                      "standardize the columns", ConvergenceWarning, stacklevel=4)  # user, wrapper
     coef = rows.to_original(fit.coef)
     return results_cls(model, coef, fit, null_fit(model), alpha=alpha, L1_wt=L1_wt,
                        penalty_factor=pf, standardize=standardize, scale=rows.scale,

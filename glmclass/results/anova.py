@@ -27,6 +27,7 @@ from scipy import stats
 from ..errors import GlmclassWarning
 from ..families import Family
 from ..likelihoods import GLMLikelihood, likelihood_of
+from ..summary import table_cells, text_table
 from .bayes import BayesGLMResults
 from .dask import same_rows
 from .deviance_tables import sequential_anova
@@ -183,6 +184,40 @@ def _warn_negative(stat: float, llf: float, what: str) -> None:
                       "not converge", GlmclassWarning, stacklevel=3)
 
 
+class _AnovaTable(pd.DataFrame):
+    """The DataFrame :func:`anova` of two or more fits returns, printed to fit a terminal.
+
+    Its rows are indexed by the model names (the formulas by default): ``table.loc[formula]``
+    works. Printed, when the names make the table wider than 80 columns, the rows are numbered
+    ``[1]``, ``[2]``, ... with the names listed above the table as a key (as R's ``anova`` and
+    :func:`glmclass.compare` do), so pandas never hides columns behind a long formula.
+    Frames derived from it are plain DataFrames.
+    """
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame
+
+    def to_text(self, width: int = 80) -> str:
+        """The table as text at most ``width`` columns wide (what ``print(table)`` shows)."""
+        frame = pd.DataFrame(self)
+        rows = table_cells(frame)
+        rows[0][0] = frame.index.name or ""
+        lines = text_table(rows, 10**9)
+        if max(map(len, lines)) > width:
+            key = [f"[{i}] {name}" for i, name in enumerate(frame.index, start=1)]
+            for i in range(1, len(rows)):
+                rows[i][0] = f"[{i}]"
+            lines = key + [""] + text_table(rows, width)
+        return "\n".join(line.rstrip() for line in lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
 def _names(results: Sequence, names: Sequence[str] | None) -> list[str]:
     if names is None:
         names = [getattr(r, "formula", None) or f"model {i}" for i, r in enumerate(results, 1)]
@@ -214,7 +249,9 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
     Returns
     -------
     pandas.DataFrame
-        One row per model: ``df_resid``, ``deviance`` (residual), and for every model after
+        One row per model (indexed by name; printed as ``[1]``, ``[2]`` with a
+        key when the names are long): ``df_resid``, ``deviance`` (residual), and for every
+        model after
         the first ``df`` (parameters added), ``deviance_diff`` (deviance removed) and
         ``pvalue``: ``P(chi2_df > deviance_diff / phi)`` with phi the dispersion of the
         largest model (1 for the binomial and Poisson families, as R).
@@ -259,6 +296,6 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
         _warn_negative(d, dev[-1] / 2.0, "anova")
     with np.errstate(invalid="ignore"):
         p = np.r_[np.nan, stats.chi2.sf(diff[1:] / phi, df[1:])]
-    return pd.DataFrame({"df_resid": df_resid, "deviance": dev, "df": df,
-                         "deviance_diff": diff, "pvalue": p},
-                        index=pd.Index(_names(results, names), name="model"))
+    return _AnovaTable({"df_resid": df_resid, "deviance": dev, "df": df,
+                       "deviance_diff": diff, "pvalue": p},
+                      index=pd.Index(_names(results, names), name="model"))

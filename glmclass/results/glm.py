@@ -15,14 +15,14 @@ from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.fit import Fit
-from ..summary import Summary, modelled_line
+from ..summary import Summary, modelled_line, response_label
 from .base import coef_table, num
 from .dask import rows_after
 from .glm_base import GLMBaseResults, weighted
 from .influence import GLMInfluence
 from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
-from .margins import MarginalEffects, get_margeff
+from .margins import MarginalEffects, RowMarginalEffects, get_margeff
 from .prediction import PredictionResults, glm_prediction
 from .profile import profile_conf_int
 from .robust import NONROBUST, CovSpec, glm_freq_per_block, sandwich_over_rows
@@ -316,20 +316,32 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         """
         return glm_prediction(self, exog, which, offset)
 
-    def get_margeff(self, at: str = "overall", method: str = "dydx",
-                    dummy: bool = False) -> MarginalEffects:
+    def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
+                    dummy: bool = False, count: bool = False
+                    ) -> MarginalEffects | RowMarginalEffects:
         """Marginal effects of each variable, with delta-method standard errors.
 
         Parameters
         ----------
-        at : {"overall", "mean"}
+        at : {"overall", "mean", "median", "zero", "all"}
             The average of the effects over the rows of the fit (weighted by frequency
-            weights), or the effect at the means of the numeric variables (categorical
-            variables as observed, design rows averaged).
+            weights); the effect at the means of the numeric variables with the design at
+            its column means (a categorical term's indicators at the level shares, Stata's
+            ``atmeans``); at their medians (design columns at their medians); at 0 with
+            categorical variables at their reference level; or at every row (``"all"``: a
+            :class:`~glmclass.results.margins.RowMarginalEffects`, no standard errors), as
+            statsmodels.
         method : {"dydx", "eyex", "dyex", "eydx"}
             The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        atexog : dict, optional
+            Variables held at given values on every row before ``at`` is applied:
+            ``{position: value}`` (statsmodels: the zero-based design column, the constant
+            counted) or ``{column name: value}``.
         dummy : bool
             Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+        count : bool
+            Count variables (whole, non-negative, not 0/1) as the change
+            ``(F(x + 1) - F(x - 1)) / 2`` instead of derivatives, as statsmodels.
 
         Returns
         -------
@@ -345,10 +357,12 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         (``C(race)``) is the discrete change of the prediction from the reference level,
         labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
         per design column, as statsmodels. The covariance is the one the fit reports
-        (``cov_type``). See :mod:`glmclass.results.margins`.
+        (``cov_type``). A variable whose design columns are all aliased has a NaN effect.
+        Through a spline (``bs(x, df=4)``) the derivative at the boundary knots is a
+        one-sided difference. See :mod:`glmclass.results.margins`.
         """
         require_data(self, "get_margeff")
-        return get_margeff(self, at, method, dummy)
+        return get_margeff(self, at, method, atexog, dummy, count)
 
     # --- report ---------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
@@ -372,8 +386,9 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
             for c in (name, table.columns[4], table.columns[5]):
                 table[c] = np.exp(table[c])
             table = table.drop(columns="std err")
+        response = response_label(m.data.endog_name, m.data.formula)
         header = [
-            ("Dep. Variable", m.data.endog_name), ("Model", type(m).__name__),
+            ("Dep. Variable", response), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
             ("Method", METHOD_LABEL.get(self.method, self.method)),
             ("Information", self.information), ("Covariance Type", self.cov_type),
@@ -395,7 +410,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
             notes.append(self.aliased_note())
         if self.separation is not None and self.separation.note:
             notes.append(self.separation.note)
-        sub = modelled_line(m.data.endog_name, m.levels) if m.family.name == "Binomial" else ""
+        sub = modelled_line(response, m.levels) if m.family.name == "Binomial" else ""
         return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes,
                        subtitle=sub)
 

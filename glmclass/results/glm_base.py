@@ -24,6 +24,7 @@ from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 GLM_ROWS = {"fittedvalues": rows_of, "linear_predictor": rows_of, "resid_response": rows_of,
             "resid_pearson": rows_of, "resid_deviance": rows_of, "resid_working": rows_of,
             "score_obs": rows_of, "pearson_chi2": total_of, "pred_table": total_of,
+            "resid_generalized": rows_of,
             "predict": new_rows_of}
 
 
@@ -170,6 +171,22 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
         fam, eta = self.model.family, self._eta
         r = fam.scaled_residual(self.model.endog, eta, fam.link.log_mu_eta(eta))
         return pd.Series(r, index=self.model.data.index)
+
+    @property
+    def resid_dev(self) -> pd.Series:
+        """statsmodels' name of :attr:`resid_deviance`."""
+        return self.resid_deviance
+
+    @cached_property
+    def resid_generalized(self) -> pd.Series:
+        """Generalized residuals, the derivative of each row's log-likelihood in its linear
+        predictor, ``w (y - mu) mu'(eta) / V(mu)`` (dispersion 1): ``y - p`` for a logit,
+        ``(y - Phi) phi / (Phi (1 - Phi))`` for a probit, ``y - mu`` for a Poisson log-linear
+        model, as statsmodels' ``resid_generalized`` (Gourieroux et al., 1987)."""
+        m, eta = self.model, self._eta
+        fam = m.family
+        u = weighted(m.prior_weights, fam.score_ratio(eta) * (m.endog - fam.link.inverse(eta)))
+        return pd.Series(u, index=m.data.index, name="resid_generalized")
 
     @cached_property
     def pearson_chi2(self) -> float:

@@ -31,10 +31,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..summary import Summary
 from . import deviance_tables as DT
 from . import hypothesis as H
 from .base import LikelihoodMixin
 from .frozen import FrozenResults
+from .io import without_data
 from .terms import wald_test_terms
 
 
@@ -258,3 +260,36 @@ class LikelihoodResults(LikelihoodMixin, FrozenResults):
             with ``gc.anova``; Bayes, Firth: use Wald tests).
         """
         return DT.drop1(self, test=test, k=k)
+
+    # --- statsmodels' vocabulary --------------------------------------------------------------
+    @property
+    def mle_retvals(self) -> dict:
+        """What the optimiser returned, in statsmodels' names: ``converged``, ``iterations``,
+        ``method`` and ``fopt`` (the minimised objective, ``-llf / nobs``)."""
+        return {"converged": bool(self.converged), "iterations": int(self.n_iter),
+                "method": vars(self).get("method"), "fopt": -float(self.llf) / float(self.nobs)}
+
+    def remove_data(self) -> LikelihoodResults:
+        """These results without the rows of the fit (statsmodels' ``remove_data``; what
+        ``save(remove_data=True)`` keeps): estimates, inference, ``summary()``, ``predict`` on
+        new data and Wald tests work, in-sample values raise. A new object: these results keep
+        their rows."""
+        return without_data(self)
+
+    def summary2(self, alpha: float = 0.05) -> Summary:
+        """The report in statsmodels' ``summary2`` layout: a title ``Results: <Model>``, the
+        header items under statsmodels' names, and the coefficient table with columns
+        ``Coef.``, ``Std.Err.``, ``z`` (or ``t``), ``P>|z|``, ``[0.025``, ``0.975]``;
+        ``tables`` gives them as DataFrames, as statsmodels' ``summary2().tables``."""
+        base = self.summary(alpha=alpha)
+        header = [(SUMMARY2_NAMES.get(k, k), v) for k, v in base.header]
+        sections = [(title, df.rename(columns=COLUMNS2)) for title, df in base.sections]
+        return Summary(f"Results: {type(self.model).__name__}", header, sections, base.notes,
+                       subtitle=base.subtitle)
+
+
+#: statsmodels' summary2 names of the header items and table columns.
+SUMMARY2_NAMES = {"Dep. Variable": "Dependent Variable", "Pseudo R-squ.": "Pseudo R-squared",
+                  "LLR p-value": "LLR p-value", "Covariance Type": "Covariance Type",
+                  "Df Residuals": "Df Residuals"}
+COLUMNS2 = {"coef": "Coef.", "std err": "Std.Err."}

@@ -16,10 +16,16 @@ of a multinomial logit):
   row set to that level (``log F`` differences for the ``ey`` methods, statsmodels'
   convention); numeric 0/1 variables are derivatives unless ``dummy=True``, then changes from 0
   to 1;
+- ``count=True``: variables holding whole non-negative counts change by one,
+  ``(F(x + 1) - F(x - 1)) / 2`` (statsmodels' convention);
 - ``at="overall"``: the average of the per-row effects (weighted by frequency weights);
   ``at="mean"``: the effect at the means of the numeric variables, categorical variables as
   observed and the design rows averaged (for indicator columns: the level proportions, as
-  Stata's ``atmeans``).
+  Stata's ``atmeans``); ``"median"``: numeric variables at their medians, the design rows'
+  column medians; ``"zero"``: numeric variables at 0, categorical ones at their reference;
+  ``"all"``: the effect at every row (no standard errors), as statsmodels;
+- ``atexog``: variables held at given values on every row before ``at`` is applied;
+- a variable whose every design column is aliased has a NaN effect (its coefficients are NaN).
 
 Every sum over rows is a reduce over the rows of the fit
 (:meth:`glmclass.data.model_data.ModelData.reduce_rows`: slices of the formula's DataFrame in
@@ -39,34 +45,27 @@ Bartus, T. (2005). Estimation of marginal effects using margeff. *Stata Journal*
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..formula.parse import names_in, parse
 from ..likelihoods import likelihood_of
 from ..rows.blocks import block_rows
 from ..summary import Summary
 from .base import num
+from .margin_designs import (
+    ArrayDesigns,
+    Effect,
+    FormulaDesigns,
+    array_effects,
+    distinct_values,
+    formula_columns,
+    formula_effects,
+    variable_columns,
+)
 
 METHODS = ("dydx", "eyex", "dyex", "eydx")
-ATS = ("overall", "mean")
-#: Relative step of the central differences in a numeric variable (before extrapolation).
-STEP = 1e-3
-
-
-@dataclass(frozen=True)
-class Effect:
-    """One marginal effect: a derivative in ``variable``, or a discrete change of it from
-    ``ref`` to ``level``; ``label`` is how the results name it."""
-
-    label: str
-    variable: object  # a column of the data (formula), or a design position (arrays)
-    discrete: bool
-    level: object = None
-    ref: object = None
+ATS = ("overall", "mean", "median", "zero", "all")
 
 
 class MarginalEffects:
@@ -140,255 +139,32 @@ class MarginalEffects:
         return f"<MarginalEffects: {self.method} at {self.at}, {len(self.margeff)} effects>"
 
 
-# --- what varies ------------------------------------------------------------------------------
-
-
-def columns_of(code: str, frame: pd.DataFrame) -> list:
-    """Columns of ``frame`` that the formula code ``code`` uses (identifiers and ``Q('...')``
-    quoting)."""
-    names = names_in(parse(code, list(frame.columns)).codes)
-    return [c for c in frame.columns if str(c) in names]
-
-
-def _variables(spec, frame: pd.DataFrame) -> tuple[list[str], dict[str, tuple]]:
-    """Data columns of the right-hand side in order of appearance: every one, and the
-    categorical ones with (categories, reference, labels of the levels)."""
-    info = spec.design_info
-    order, categorical = [], {}
-    for term in info.terms:
-        for sub in info.term_codings[term]:
-            for factor in sub.factors:
-                cols = columns_of(factor.code, frame)
-                order += [c for c in cols if c not in order]
-                finfo = info.factor_infos[factor]
-                if finfo.type != "categorical":
-                    continue
-                if len(cols) != 1:
-                    raise ValueError(f"get_margeff: the categorical term {factor.name()!r} uses "
-                                     f"{len(cols)} columns ({cols}); marginal effects need one")
-                col, values = cols[0], frame[cols[0]]
-                if not set(pd.unique(values.dropna())) <= set(finfo.categories):
-                    # an expression of the column (I(race == 'white'), C(age > 30))
-                    if values.dtype.kind in "biuf" and values.dtype.kind != "b":
-                        raise ValueError(
-                            f"get_margeff: the numeric column {col!r} enters the categorical "
-                            f"term {factor.name()!r} through an expression, where it has no "
-                            "derivative; enter it as a column of its own or fit the category "
-                            "as a column")
-                    continue
-                if col not in categorical or len(term.factors) == 1:  # prefer a main effect
-                    categorical[col] = _levels(factor, finfo, sub.contrast_matrices.get(factor))
-    return order, categorical
-
-
-def _levels(factor, finfo, contrast) -> tuple:
-    """(categories, reference, label of each category) of a categorical factor."""
-    cats = list(finfo.categories)
-    ref, labels = cats[0], {c: f"{factor.name()}[T.{c}]" for c in cats}
-    if contrast is not None:
-        mat = np.asarray(contrast.matrix)
-        zero = np.flatnonzero(~mat.any(axis=1))
-        if zero.size == 1 and mat.shape[1] == len(cats) - 1:  # treatment coding
-            ref = cats[int(zero[0])]
-            others = [c for c in cats if c != ref]
-            labels.update({c: f"{factor.name()}{s}"
-                           for c, s in zip(others, contrast.column_suffixes, strict=True)})
-    return cats, ref, labels
-
-
-def _binary(values: np.ndarray) -> bool:
-    v = values[~np.isnan(values)]
-    return v.size > 0 and bool(np.all((v == 0) | (v == 1))) and np.unique(v).size == 2
-
-
-def formula_effects(spec, frame: pd.DataFrame, dummy: bool) -> list[Effect]:
-    """The effects of a formula model, in order of the variables' first appearance."""
-    order, categorical = _variables(spec, frame)
-    out = []
-    for col in order:
-        if col in categorical:
-            cats, ref, labels = categorical[col]
-            out += [Effect(labels[c], col, True, c, ref) for c in cats if c != ref]
-            continue
-        values = frame[col]
-        if values.dtype.kind not in "biuf":  # a string column inside a numeric term
-            cats = sorted(pd.unique(values.dropna()), key=str)
-            out += [Effect(f"{col}[T.{c}]", col, True, c, cats[0]) for c in cats[1:]]
-        elif dummy and _binary(values.to_numpy(dtype=float)):
-            out.append(Effect(str(col), col, True, 1, 0))
-        else:
-            out.append(Effect(str(col), col, False))
-    return out
-
-
-def array_effects(data, dummy: bool, distinct: dict | None = None) -> list[Effect]:
-    """One effect per design column except the constant, as statsmodels; ``distinct``: the
-    distinct values of each column (:func:`distinct_values`), read for ``dummy``."""
-    out = []
-    for j, name in enumerate(data.exog_names):
-        if j == data.intercept_index:
-            continue
-        binary = dummy and _binary(np.asarray(distinct[j], dtype=float))
-        out.append(Effect(name, j, binary, 1.0 if binary else None, 0.0 if binary else None))
-    return out
-
-
-# --- designs at modified data -----------------------------------------------------------------
-
-
-class FormulaDesigns:
-    """Designs (kept columns) of data rows changed through the stored formula design;
-    ``features``: the formula's columns the model uses (``ModelData.feature_mask``; None:
-    all)."""
-
-    def __init__(self, spec, keep: np.ndarray, features: np.ndarray | None = None) -> None:
-        self.spec, self.keep = spec, keep
-        used = np.arange(keep.size) if features is None else np.flatnonzero(features)
-        self.columns = used[keep]
-
-    def build(self, rows: pd.DataFrame) -> np.ndarray:
-        return self.spec.exog(rows)[:, self.columns]
-
-    def value(self, rows: pd.DataFrame, v) -> np.ndarray:
-        return rows[v].to_numpy(dtype=float)
-
-    def setting(self, rows: pd.DataFrame, v, value) -> pd.DataFrame:
-        col = rows[v]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            return rows.assign(**{v: pd.Categorical([value] * len(rows),
-                                                   categories=col.cat.categories)})
-        return rows.assign(**{v: np.repeat(np.asarray([value], dtype=object if
-                                                      col.dtype.kind == "O" else None),
-                                           len(rows))})
-
-    def derivative(self, rows: pd.DataFrame, v) -> np.ndarray:
-        x = rows[v].to_numpy(dtype=float)
-        floor = STEP * np.mean(np.abs(x)) if np.any(x) else 1.0
-        h = STEP * np.maximum(np.abs(x), floor)
-
-        def central(step: np.ndarray) -> np.ndarray:
-            up = self.build(rows.assign(**{v: x + step}))
-            down = self.build(rows.assign(**{v: x - step}))
-            return (up - down) / (2.0 * step[:, None])
-
-        return (4.0 * central(h / 2.0) - central(h)) / 3.0  # Richardson: error O(h^4)
-
-    def at_means(self, rows: pd.DataFrame, means: dict) -> pd.DataFrame:
-        return rows.assign(**means) if means else rows
-
-
-class ArrayDesigns:
-    """Designs of an array model: a variable is a design column."""
-
-    def __init__(self, keep: np.ndarray) -> None:
-        self.keep = keep
-
-    def build(self, rows: np.ndarray) -> np.ndarray:
-        return rows[:, self.keep]
-
-    def value(self, rows: np.ndarray, j: int) -> np.ndarray:
-        return rows[:, j]
-
-    def setting(self, rows: np.ndarray, j: int, value) -> np.ndarray:
-        out = rows.copy()
-        out[:, j] = value
-        return out
-
-    def derivative(self, rows: np.ndarray, j: int) -> np.ndarray:
-        d = np.zeros((rows.shape[0], self.keep.size))
-        d[:, j] = 1.0
-        return d[:, self.keep]
-
-    def at_means(self, rows: np.ndarray, means: dict) -> np.ndarray:
-        out = rows.copy()
-        for j, m in means.items():
-            out[:, j] = m
-        return out
-
-
-# --- distinct values of the variables, over the rows ---------------------------------------------
-
-#: Distinct values kept per numeric column: enough to tell 0/1 columns and expressions of a
-#: column inside a categorical term (the labels of categorical columns are all kept).
-NUMERIC_DISTINCT = 64
-
-
-class Distinct:
-    """Distinct values of some columns, merged over pieces of rows (``a + b``)."""
-
-    def __init__(self, values: dict, dtypes: dict) -> None:
-        self.values, self.dtypes = values, dtypes
-
-    def __add__(self, other: Distinct) -> Distinct:
-        values = dict(self.values)
-        for key, v in other.values.items():
-            if key in values:
-                both = np.concatenate([np.asarray(values[key], dtype=object),
-                                       np.asarray(v, dtype=object)])
-                v = _capped(pd.unique(both), other.dtypes[key])
-            values[key] = v
-        return Distinct(values, {**self.dtypes, **other.dtypes})
-
-    __radd__ = __add__
-
-    def frame(self) -> pd.DataFrame:
-        """One column per variable holding its distinct values (padded by repeating the
-        first), in its dtype: what the effect detection reads of the data."""
-        n = max((len(v) for v in self.values.values()), default=0)
-        cols = {}
-        for key, v in self.values.items():
-            pad = np.resize(np.asarray(v, dtype=object), n) if len(v) else np.full(n, np.nan)
-            cols[key] = pd.Series(pad, dtype=self.dtypes[key])
-        return pd.DataFrame(cols)
-
-
-def _capped(values: np.ndarray, dtype) -> np.ndarray:
-    numeric = getattr(dtype, "kind", "O") in "iufb"
-    return values[:NUMERIC_DISTINCT] if numeric else values
-
-
-def distinct_values(data, columns: list | None) -> Distinct:
-    """Distinct values of the formula's ``columns`` (or of every design column), one pass of
-    :meth:`~glmclass.data.model_data.ModelData.reduce_rows`."""
-
-    def piece(raw, X, off, f) -> Distinct:
-        if columns is None:
-            return Distinct({j: _capped(pd.unique(X[:, j]), X.dtype) for j in range(X.shape[1])},
-                            {j: X.dtype for j in range(X.shape[1])})
-        return Distinct({c: _capped(pd.unique(raw[c]), raw[c].dtype) for c in columns},
-                        {c: raw[c].dtype for c in columns})
-
-    return data.reduce_rows(piece, Distinct({}, {}), block_rows(8))
-
-
-def _formula_columns(spec, names) -> list:
-    """The data columns the right-hand side reads (any factor of any term)."""
-    probe = pd.DataFrame(columns=list(names))
-    info = spec.design_info
-    out: list = []
-    for term in info.terms:
-        for sub in info.term_codings[term]:
-            for factor in sub.factors:
-                out += [c for c in columns_of(factor.code, probe) if c not in out]
-    return out
-
-
 # --- the effects and their gradients ----------------------------------------------------------
 
 
-def _derivative(lik, B, X, D, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
+def _derivative(lik, B, X, D, off, w, ey: bool, per_row: bool = False):
     """sum_i w_i dF(x_i)/dv (or d log F / dv) and its gradient in the parameters B (the kept
-    ones, as the likelihood's ``mean`` takes them), (M,) and (M, n_params)."""
+    ones, as the likelihood's ``mean`` takes them), (M,) and (M, n_params); ``per_row``: the
+    (r, M) values w_i dF(x_i)/dv alone."""
     m, gm = lik.mean_dx(X, B, off, D)
     if ey:
         F = lik.mean(X, B, off)
+        if per_row:
+            return w[:, None] * (m / F)
         gm = gm / F[:, :, None] - (m / F**2)[:, :, None] * lik.mean_jacobian(X, B, off)
         m = m / F
+    elif per_row:
+        return w[:, None] * m
     return w @ m, np.einsum("n,nmg->mg", w, gm)
 
 
-def _discrete(lik, B, X_level, X_ref, off, w, ey: bool) -> tuple[np.ndarray, np.ndarray]:
-    """sum_i w_i [T(F(X_level B)) - T(F(X_ref B))], T = identity or log, and its gradient."""
+def _discrete(lik, B, X_level, X_ref, off, w, ey: bool, per_row: bool = False):
+    """sum_i w_i [T(F(X_level B)) - T(F(X_ref B))], T = identity or log, and its gradient;
+    ``per_row``: the (r, M) values alone."""
+    if per_row:
+        F1, F0 = lik.mean(X_level, B, off), lik.mean(X_ref, B, off)
+        with np.errstate(divide="ignore"):
+            return w[:, None] * ((np.log(F1) - np.log(F0)) if ey else (F1 - F0))
     value, grad = 0.0, 0.0
     for X, sign in ((X_level, 1.0), (X_ref, -1.0)):
         F, J = lik.mean(X, B, off), lik.mean_jacobian(X, B, off)
@@ -420,50 +196,80 @@ def _numeric(designs, distinct: pd.DataFrame, v) -> bool:
     return isinstance(designs, ArrayDesigns) or distinct[v].dtype.kind in "biuf"
 
 
-def _mean_variables(effects: list[Effect], designs, distinct) -> list:
-    """The numeric variables set to their means by ``at="mean"`` (categorical ones stay as
-    observed)."""
+class Stack:
+    """Per-row values of pieces of rows, joined in row order (``a + b``): the combine of a
+    reduce whose result is one value per row."""
+
+    def __init__(self, parts: list) -> None:
+        self.parts = parts
+
+    def __add__(self, other: Stack) -> Stack:
+        return Stack(self.parts + other.parts)
+
+    __radd__ = __add__
+
+    def array(self) -> np.ndarray:
+        return np.concatenate(self.parts, axis=0)
+
+
+def _point_variables(effects: list[Effect]) -> list:
+    """The variables set to a point (their mean, median or 0) by ``at``: every variable but
+    the categorical ones, which stay as observed (their design columns are averaged, Stata's
+    ``atmeans``)."""
     out: list = []
     for eff in effects:
-        v = eff.variable
-        if v not in out and _numeric(designs, distinct, v) and (not eff.discrete
-                                                                or eff.ref == 0):
-            out.append(v)
+        if not eff.categorical and eff.variable not in out:
+            out.append(eff.variable)
     return out
 
 
-def get_margeff(res, at: str = "overall", method: str = "dydx",
-                dummy: bool = False) -> MarginalEffects:
+def get_margeff(res, at: str = "overall", method: str = "dydx", atexog=None,
+                dummy: bool = False, count: bool = False):
     """Marginal effects of a GLM-type or multinomial fit (see the module docstring): sums
     over the rows of the fit, piece by piece (:meth:`ModelData.reduce_rows`), with the mean
     and its derivatives from the model's likelihood."""
     if at not in ATS:
-        raise ValueError(f"at must be 'overall' or 'mean', got {at!r}")
+        raise ValueError(f"at must be one of {ATS}, got {at!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if not isinstance(dummy, (bool, np.bool_)):
-        raise ValueError(f"dummy must be True or False, got {dummy!r}")
+    for name, flag in (("dummy", dummy), ("count", count)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
+    if (dummy or count) and at in ("median", "zero"):
+        raise ValueError(f"at={at!r} with dummy=True or count=True: discrete changes are taken "
+                         "at='overall' or at='mean' (as statsmodels); pass one of those")
     m = res.model
     data = m.data
     lik = likelihood_of(m)
     keep, B, _ = kept_parameters(res, lik, len(data.exog_names))
     if data.spec is not None:
-        columns = _formula_columns(data.spec, _column_labels(data))
+        labels = _column_labels(data)
+        columns = formula_columns(data.spec, labels)
         distinct = distinct_values(data, columns).frame()
-        designs = FormulaDesigns(data.spec, keep, data.feature_mask)
-        effects = formula_effects(data.spec, distinct, dummy)
+        effects = formula_effects(data.spec, distinct, bool(dummy), bool(count))
+        numeric = [c for c in columns if distinct[c].dtype.kind in "biuf"]
+        designs = FormulaDesigns(data.spec, keep, _ranges(data, numeric),
+                                 data.feature_mask)
+        touched = variable_columns(data.spec, labels, columns, list(data.exog_names))
+        fixed = _atexog(atexog, data, columns, numeric)
     else:
-        distinct = distinct_values(data, None).values if dummy else None
+        distinct = distinct_values(data, None).values if (dummy or count) else None
         designs = ArrayDesigns(keep)
-        effects = array_effects(data, dummy, distinct)
+        effects = array_effects(data, bool(dummy), distinct, bool(count))
+        touched = {j: [j] for j in range(len(data.exog_names))}
+        fixed = _atexog(atexog, data, None, None)
     if not effects:
         raise ValueError("get_margeff: the model has no variables besides the intercept")
     ey, ex = method.startswith("ey"), method.endswith("ex")
-    if at == "mean":
-        values, grads = _at_mean(data, designs, effects, lik, B, ey, ex, distinct)
+    if at == "all":
+        return _all(res, data, designs, effects, lik, B, ey, ex, fixed, method)
+    if at == "overall":
+        values, grads = _overall(data, designs, effects, lik, B, ey, ex, fixed)
     else:
-        values, grads = _overall(data, designs, effects, lik, B, ey, ex)
-    return _assemble(res, lik, keep, effects, values, grads, at, method, bool(dummy))
+        values, grads = _at_point(data, designs, effects, lik, B, ey, ex, at, fixed)
+    aliased = [not keep[touched[e.variable]].any() if touched[e.variable] else False
+               for e in effects]
+    return _assemble(res, lik, keep, effects, values, grads, at, method, bool(dummy), aliased)
 
 
 def _column_labels(data) -> list:
@@ -473,25 +279,95 @@ def _column_labels(data) -> list:
     return list(data.spec.columns)
 
 
-def _overall(data, designs, effects, lik, B, ey, ex):
+def _ranges(data, columns: list) -> dict:
+    """(min, max) of each numeric column over the rows of the fit (one reduce): where a
+    spline's boundary knots lie."""
+    if not columns:
+        return {}
+
+    def piece(rows, X, off, f) -> np.ndarray:
+        v = np.column_stack([rows[c].to_numpy(dtype=float) for c in columns])
+        return Stack([np.vstack([np.nanmin(v, axis=0), np.nanmax(v, axis=0)])])
+
+    both = data.reduce_rows(piece, Stack([]), block_rows(len(columns)))
+    if not both.parts:
+        return {}
+    mm = both.array()
+    lo, hi = np.nanmin(mm[0::2], axis=0), np.nanmax(mm[1::2], axis=0)
+    return {c: (float(a), float(b)) for c, a, b in zip(columns, lo, hi, strict=True)}
+
+
+def _atexog(atexog, data, columns: list | None, numeric: list | None) -> dict:
+    """``atexog`` as {variable: value}: statsmodels' dict by zero-based design-column
+    position (the constant counted), or by design-column or data-column name.
+
+    Raises
+    ------
+    ValueError
+        A key that is no variable of the model, or a value that is not a number.
+    """
+    if atexog is None:
+        return {}
+    if not isinstance(atexog, dict):
+        raise ValueError("atexog must be a dict {column: value} (a position in the design, "
+                         f"the constant counted, or a column name), got {type(atexog).__name__}")
+    names = list(data.exog_names)
+    out: dict = {}
+    for key, value in atexog.items():
+        name = names[key] if isinstance(key, (int, np.integer)) and 0 <= key < len(names) \
+            else key
+        if columns is None:  # an array model: a variable is a design column
+            if name not in names:
+                raise ValueError(f"atexog: {key!r} is not a column of the design {names}")
+            var = names.index(name)
+        else:
+            if name not in (numeric or []):
+                what = f"{key!r} (design column {name!r})" if name != key else repr(key)
+                raise ValueError(f"atexog: {what} is not a numeric variable of the formula; "
+                                 f"give a column of the data ({numeric}) or its position in "
+                                 "the design")
+            var = name
+        try:
+            out[var] = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"atexog: the value of {key!r} must be a number, got "
+                             f"{value!r}") from None
+    return out
+
+
+def _effect_value(designs, eff: Effect, rows, lik, B, X, off, w, ey, ex, per_row=False,
+                  refs: dict | None = None):
+    """The (summed or per-row) value of one effect over ``rows`` (and its gradient)."""
+    v = eff.variable
+    if not eff.discrete:
+        scale = w * designs.value(rows, v) if ex else w
+        return _derivative(lik, B, X, designs.derivative(rows, v), off, scale, ey, per_row)
+    move = designs.shifting if eff.shift else designs.setting
+    key = (v, eff.ref, eff.shift)
+    X_ref = refs.get(key) if refs is not None else None
+    if X_ref is None:
+        X_ref = designs.build(move(rows, v, eff.ref))
+        if refs is not None:
+            refs[key] = X_ref
+    X_level = designs.build(move(rows, v, eff.level))
+    out = _discrete(lik, B, X_level, X_ref, off, w, ey, per_row)
+    if eff.shift:  # statsmodels' count effect: (F(x + 1) - F(x - 1)) / 2
+        return out / 2.0 if per_row else (out[0] / 2.0, out[1] / 2.0)
+    return out
+
+
+def _overall(data, designs, effects, lik, B, ey, ex, fixed):
     """Average of the per-row effects: one reduce over the rows, each piece's weighted sums."""
     k = designs.keep.size
 
     def piece(rows, X_all, off, f) -> tuple:
-        X = X_all[:, designs.keep]
+        if fixed:
+            rows = designs.at_means(rows, fixed)
+        X = designs.build(rows) if fixed else X_all[:, designs.keep]
         refs: dict = {}
-        out = []
-        for eff in effects:
-            v = eff.variable
-            if eff.discrete:
-                if (v, eff.ref) not in refs:
-                    refs[v, eff.ref] = designs.build(designs.setting(rows, v, eff.ref))
-                X_level = designs.build(designs.setting(rows, v, eff.level))
-                out.append(_discrete(lik, B, X_level, refs[v, eff.ref], off, f, ey))
-            else:
-                scale = f * designs.value(rows, v) if ex else f
-                out.append(_derivative(lik, B, X, designs.derivative(rows, v), off, scale, ey))
-        return (float(f.sum()), tuple(out))
+        out = tuple(_effect_value(designs, eff, rows, lik, B, X, off, f, ey, ex, refs=refs)
+                    for eff in effects)
+        return (float(f.sum()), out)
 
     M, G = lik.n_outputs, B.size
     zero = (0.0, tuple((np.zeros(M), np.zeros((M, G))) for _ in effects))
@@ -499,61 +375,155 @@ def _overall(data, designs, effects, lik, B, ey, ex):
     return [v / total for v, _ in sums], [g / total for _, g in sums]
 
 
-def _at_mean(data, designs, effects, lik, B, ey, ex, distinct):
-    """Effects at one averaged design row (numeric variables at their means): one reduce for
-    the means, one for the averaged design rows."""
+def _all(res, data, designs, effects, lik, B, ey, ex, fixed, method):
+    """The effect at every row (statsmodels' ``at="all"``): a DataFrame, rows x effects (a
+    multinomial model: columns (level, effect)); no standard errors."""
+    k = designs.keep.size
+
+    def piece(rows, X_all, off, f) -> Stack:
+        if fixed:
+            rows = designs.at_means(rows, fixed)
+        X = designs.build(rows) if fixed else X_all[:, designs.keep]
+        one = np.ones(X.shape[0])
+        vals = [_effect_value(designs, eff, rows, lik, B, X, off, one, ey, ex, per_row=True)
+                for eff in effects]
+        labels = rows.index.to_numpy() if isinstance(rows, pd.DataFrame) else np.array([])
+        return Stack([np.stack(vals, axis=1)]), Stack([labels])  # (r, E, M), the rows' labels
+
+    got, labels = data.reduce_rows(piece, (Stack([]), Stack([])), block_rows(4 * k))
+    values = got.array()
+    index = data.index if isinstance(data.index, pd.Index) else (
+        pd.Index(labels.array()) if labels.array().size else pd.RangeIndex(values.shape[0]))
+    labels = [e.label for e in effects]
+    if lik.n_outputs > 1:
+        fit_order = [res.ref, *res.params.columns]
+        order = [fit_order.index(level) for level in res.levels]
+        values = values[:, :, order].transpose(0, 2, 1).reshape(values.shape[0], -1)
+        cols = pd.MultiIndex.from_product([res.levels, labels], names=["level", "term"])
+    else:
+        values, cols = values[:, :, 0], pd.Index(labels, name="term")
+    return RowMarginalEffects(pd.DataFrame(values, index=index, columns=cols), method)
+
+
+class RowMarginalEffects:
+    """The marginal effects at every row of the fit (``get_margeff(at="all")``), as
+    statsmodels gives them: no standard errors.
+
+    Attributes
+    ----------
+    margeff : pandas.DataFrame
+        One row per row of the fit, one column per effect.
+    at : str
+        ``"all"``.
+    method : str
+    """
+
+    def __init__(self, margeff: pd.DataFrame, method: str) -> None:
+        self.margeff, self.at, self.method = margeff, "all", method
+
+    def summary_frame(self) -> pd.DataFrame:
+        """The per-row effects (a copy)."""
+        return self.margeff.copy()
+
+    def __repr__(self) -> str:
+        return f"<RowMarginalEffects: {self.method} at every row, {self.margeff.shape}>"
+
+
+def _at_point(data, designs, effects, lik, B, ey, ex, at, fixed):
+    """Effects at one design row: the numeric variables at their means, medians or 0 and the
+    design rows built from them averaged (``"mean"``: categorical variables' indicator columns
+    at their means, Stata's ``atmeans``), their medians (``"median"``) or at the reference
+    levels (``"zero"``)."""
     k = designs.keep.size
     size = block_rows(4 * k)
-    names = _mean_variables(effects, designs, distinct)
+    names = _point_variables(effects)
 
-    def sums(rows, X, off, f) -> tuple:
-        return (float(f.sum()), float(f @ off),
-                np.array([f @ designs.value(rows, v) for v in names]))
+    def prepared(rows):
+        return designs.at_means(rows, fixed) if fixed else rows
 
-    total, off_sum, value_sums = data.reduce_rows(sums, (0.0, 0.0, np.zeros(len(names))), size)
-    means = dict(zip(names, (value_sums / total).tolist(), strict=True))
-    keys: list = [("X",)]  # ("X",), ("set", v, value) or ("d", v)
+    if at == "mean":
+        def sums(rows, X, off, f) -> tuple:
+            rows = prepared(rows)
+            return (float(f.sum()), float(f @ off),
+                    np.array([f @ designs.value(rows, v) for v in names]))
+
+        total, off_sum, value_sums = data.reduce_rows(
+            sums, (0.0, 0.0, np.zeros(len(names))), size)
+        point = dict(zip(names, (value_sums / total).tolist(), strict=True))
+        off_at = off_sum / total
+    elif at == "median":  # unweighted, as statsmodels' np.median of each column
+        def values(rows, X, off, f) -> Stack:
+            rows = prepared(rows)
+            return Stack([np.column_stack([designs.value(rows, v) for v in names] + [off])])
+
+        med = np.median(data.reduce_rows(values, Stack([]), size).array(), axis=0)
+        point, off_at = dict(zip(names, med[:-1].tolist(), strict=True)), float(med[-1])
+    else:
+        point, off_at = {v: 0.0 for v in names}, 0.0
+    references = {e.variable: e.ref for e in effects if e.categorical} if at == "zero" else {}
+    keys: list = [("X",)]  # ("X",), ("set"/"shift", v, value) or ("d", v)
     for eff in effects:
         v = eff.variable
-        for key in ([("set", v, eff.level), ("set", v, eff.ref)] if eff.discrete
+        kind = "shift" if eff.shift else "set"
+        for key in ([(kind, v, eff.level), (kind, v, eff.ref)] if eff.discrete
                     else [("d", v)]):
             if key not in keys:
                 keys.append(key)
 
-    def designs_at(rows, X, off, f) -> tuple:
-        rows = designs.at_means(rows, means)
+    def designs_at(rows, X, off, f) -> list:
+        rows = designs.at_means(prepared(rows), point)
+        for v, ref in references.items():
+            rows = designs.setting(rows, v, ref)
         out = []
         for key in keys:
             if key[0] == "X":
-                out.append(f @ designs.build(rows))
+                out.append(designs.build(rows))
             elif key[0] == "d":
-                out.append(f @ designs.derivative(rows, key[1]))
+                out.append(designs.derivative(rows, key[1]))
             else:
-                out.append(f @ designs.build(designs.setting(rows, key[1], key[2])))
-        return tuple(out)
+                move = designs.shifting if key[0] == "shift" else designs.setting
+                out.append(designs.build(move(rows, key[1], key[2])))
+        return out
 
-    acc = data.reduce_rows(designs_at, tuple(np.zeros(k) for _ in keys), size)
-    acc = {key: a / total for key, a in zip(keys, acc, strict=True)}
-    one, off = np.ones(1), np.array([off_sum / total])
+    if at == "median":
+        def stacked(rows, X, off, f) -> tuple:
+            return tuple(Stack([d]) for d in designs_at(rows, X, off, f))
+
+        parts = data.reduce_rows(stacked, tuple(Stack([]) for _ in keys), size)
+        acc = {key: np.median(a.array(), axis=0) for key, a in zip(keys, parts, strict=True)}
+    else:
+        def averaged(rows, X, off, f) -> tuple:
+            return (float(f.sum()),) + tuple(f @ d for d in designs_at(rows, X, off, f))
+
+        got = data.reduce_rows(averaged, (0.0,) + tuple(np.zeros(k) for _ in keys), size)
+        acc = {key: a / got[0] for key, a in zip(keys, got[1:], strict=True)}
+    one, off = np.ones(1), np.array([off_at])
     X = acc["X",][None, :]
     values, grads = [], []
     for eff in effects:
         v = eff.variable
         if eff.discrete:
-            val, grad = _discrete(lik, B, acc["set", v, eff.level][None, :],
-                                  acc["set", v, eff.ref][None, :], off, one, ey)
+            kind = "shift" if eff.shift else "set"
+            val, grad = _discrete(lik, B, acc[kind, v, eff.level][None, :],
+                                  acc[kind, v, eff.ref][None, :], off, one, ey)
+            if eff.shift:
+                val, grad = val / 2.0, grad / 2.0
         else:
-            scale = one * means[v] if ex else one
+            scale = one * point[v] if ex else one
             val, grad = _derivative(lik, B, X, acc["d", v][None, :], off, scale, ey)
         values.append(val)
         grads.append(grad)
     return values, grads
 
 
-def _assemble(res, lik, keep, effects, values, grads, at, method, dummy) -> MarginalEffects:
-    """Label the effects, and their covariance G V G' with the fit's covariance."""
-    values = np.array([np.atleast_1d(v) for v in values])  # (E, M)
-    G = np.array(grads)  # (E, M, K1 r)
+def _assemble(res, lik, keep, effects, values, grads, at, method, dummy,
+              aliased: list) -> MarginalEffects:
+    """Label the effects, and their covariance G V G' with the fit's covariance; the effect
+    of a variable whose every design column is aliased is NaN, as its coefficients."""
+    values = np.array([np.atleast_1d(v) for v in values], dtype=float)  # (E, M)
+    G = np.array(grads, dtype=float)  # (E, M, K1 r)
+    gone = np.asarray(aliased, dtype=bool)
+    values[gone], G[gone] = np.nan, np.nan
     labels = [e.label for e in effects]
     kept = kept_parameters(res, lik, keep.size)[2]  # equation-major, then extras
     V = res.cov_params().to_numpy()[np.ix_(kept, kept)]

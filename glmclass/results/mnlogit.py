@@ -23,8 +23,9 @@ from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
 from .glm import METHOD_LABEL, gradient_note, history_series
 from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
-from .margins import MarginalEffects, get_margeff
+from .margins import MarginalEffects, RowMarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
+from .profile import newton_profile_conf_int
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
 from .tidy import TidyMixin
 
@@ -339,21 +340,71 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         lab = pd.Index(self.levels)
         return pd.DataFrame(table, index=lab.rename("observed"), columns=lab.rename("predicted"))
 
-    def get_margeff(self, at: str = "overall", method: str = "dydx",
-                    dummy: bool = False) -> MarginalEffects:
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals of the coefficients, one row per (level, term).
+
+        Parameters
+        ----------
+        alpha : float
+            1 - confidence level.
+        method : {"wald", "profile"}
+            ``"wald"``: ``params -+ q bse`` with the covariance the fit reports
+            (``cov_type``). ``"profile"``: profile-likelihood intervals, the coefficients b
+            whose signed root ``sign(b - b_hat) sqrt(2 (llf - llf_j(b)))`` lies within the
+            normal quantile, ``llf_j(b)`` the log-likelihood maximised over every other
+            coefficient with this one held at b (Newton refits; each bound found exactly by
+            Brent's method); likelihood-based, so ``cov_type`` does not enter.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``, indexed by (level, term); NaN for aliased
+            columns, an infinite bound where the profile never reaches the cutoff.
+        """
+        if method == "wald":
+            return super().conf_int(alpha)
+        if method != "profile":
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        key = float(alpha)
+        if key not in self._profiles:
+            require_data(self, "conf_int(method='profile')")
+            self._profiles[key] = newton_profile_conf_int(self, key)
+        return self._profiles[key].copy()
+
+    @cached_property
+    def _profiles(self) -> dict:
+        """Profile intervals computed so far, by alpha (they cost many refits)."""
+        return {}
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
+                    dummy: bool = False, count: bool = False
+                    ) -> MarginalEffects | RowMarginalEffects:
         """Marginal effects of each variable per level (rows (level, term), every level of the
         response), with delta-method standard errors.
 
         Parameters
         ----------
-        at : {"overall", "mean"}
+        at : {"overall", "mean", "median", "zero", "all"}
             The average of the effects over the rows of the fit (weighted by frequency
-            weights), or the effect at the means of the numeric variables (categorical
-            variables as observed, design rows averaged).
+            weights); the effect at the means of the numeric variables with the design at
+            its column means (a categorical term's indicators at the level shares, Stata's
+            ``atmeans``); at their medians (design columns at their medians); at 0 with
+            categorical variables at their reference level; or at every row (``"all"``: a
+            :class:`~glmclass.results.margins.RowMarginalEffects`, no standard errors), as
+            statsmodels.
         method : {"dydx", "eyex", "dyex", "eydx"}
             The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        atexog : dict, optional
+            Variables held at given values on every row before ``at`` is applied:
+            ``{position: value}`` (statsmodels: the zero-based design column, the constant
+            counted) or ``{column name: value}``.
         dummy : bool
             Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+        count : bool
+            Count variables (whole, non-negative, not 0/1) as the change
+            ``(F(x + 1) - F(x - 1)) / 2`` instead of derivatives, as statsmodels.
 
         Returns
         -------
@@ -369,10 +420,12 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         (``C(race)``) is the discrete change of the prediction from the reference level,
         labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
         per design column, as statsmodels. The covariance is the one the fit reports
-        (``cov_type``). See :mod:`glmclass.results.margins`.
+        (``cov_type``). A variable whose design columns are all aliased has a NaN effect.
+        Through a spline (``bs(x, df=4)``) the derivative at the boundary knots is a
+        one-sided difference. See :mod:`glmclass.results.margins`.
         """
         require_data(self, "get_margeff")
-        return get_margeff(self, at, method, dummy)
+        return get_margeff(self, at, method, atexog, dummy, count)
 
     # --- report -------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:

@@ -187,23 +187,27 @@ class OrderedResults(LikelihoodResults, TidyMixin, SaveMixin):
         same order."""
         return list(range(len(self.levels)))
 
-    def get_margeff(self, at: str = "overall", method: str = "dydx",
-                    dummy: bool = False) -> MarginalEffects:
+    def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
+                    dummy: bool = False, count: bool = False) -> MarginalEffects:
         """Marginal effects of each variable on the probability of each level (rows (level,
         term)), with delta-method standard errors (thresholds included in the gradient).
 
         Parameters
         ----------
-        at : {"overall", "mean"}
+        at : {"overall", "mean", "median", "zero", "all"}
         method : {"dydx", "eyex", "dyex", "eydx"}
+        atexog : dict, optional
+            Values at which variables are held (statsmodels' ``atexog``).
         dummy : bool
             Numeric 0/1 variables as discrete changes.
+        count : bool
+            Integer-valued variables as a change by one (statsmodels' ``count``).
 
         Returns
         -------
         MarginalEffects
         """
-        return get_margeff(self, at, method, dummy)
+        return get_margeff(self, at, method, atexog, dummy, count)
 
     # --- prediction ---------------------------------------------------------------------------
     def _rows(self, exog, offset):

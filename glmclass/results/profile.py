@@ -25,6 +25,9 @@ import pandas as pd
 from scipy import optimize, stats
 
 from ..errors import GlmclassWarning
+from ..likelihoods import likelihood_of
+from ..likelihoods import totals as LT
+from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..solvers.control import Control
 
 #: Doublings of the distance from the estimate before a bound is declared infinite: the
@@ -79,12 +82,105 @@ class _Profile:
         return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))
 
 
+class NewtonProfile:
+    """The signed root of one coefficient of any likelihood model (a multinomial logit's
+    coefficient of one level and term), the others refit by Newton's method with step halving
+    on the likelihood contract's totals (:mod:`glmclass.likelihoods.totals`) over the rows of
+    the fit, warm-started from the last refit. The protocol of :class:`_Profile`.
+
+    Parameters
+    ----------
+    res : results with ``solver_fit.coef`` (the estimable coefficients, level-major),
+        ``estimable``, ``llf`` and ``model.blocks(keep)``.
+    i : int
+        Position of the coefficient among the estimable ones, level-major.
+    control : Control
+        ``maxiter`` Newton steps per refit; convergence when the log-likelihood changes by
+        less than 1e-13 relative.
+    """
+
+    def __init__(self, res, i: int, control: Control) -> None:
+        m = res.model
+        self.lik = likelihood_of(m)
+        self.rows = m.blocks(res.estimable)
+        self.coef = np.asarray(res.solver_fit.coef, dtype=float)
+        self.i = i
+        self.free = np.flatnonzero(np.arange(self.coef.size) != i)
+        self.bhat = float(self.coef[i])
+        self.llf = float(res.llf)
+        self.mle_start = self.coef[self.free]
+        self.start = self.mle_start
+        self.control = control
+        self.worse = False
+        self.unconverged = False
+
+    def _full(self, b: float, others: np.ndarray) -> np.ndarray:
+        out = self.coef.copy()
+        out[self.i], out[self.free] = b, others
+        return out
+
+    def loglike(self, b: float) -> float:
+        """The profile log-likelihood at b: the others maximised with b held."""
+        theta = np.array(self.start, dtype=float)
+        ll = LT.loglike(self.lik, self.rows, self._full(b, theta))
+        for _ in range(self.control.maxiter):
+            full = self._full(b, theta)
+            g = LT.score(self.lik, self.rows, full)[self.free]
+            H = LT.hessian(self.lik, self.rows, full)[np.ix_(self.free, self.free)]
+            try:
+                step = spd_inverse(-H) @ g
+            except NotPositiveDefinite:
+                step = np.linalg.lstsq(-H, g, rcond=None)[0]
+            t, new = 1.0, -np.inf
+            for _ in range(30):  # step halving until the likelihood does not fall
+                new = LT.loglike(self.lik, self.rows, self._full(b, theta + t * step))
+                if np.isfinite(new) and new >= ll - 1e-12 * abs(ll):
+                    break
+                t /= 2.0
+            theta = theta + t * step
+            done = abs(new - ll) <= 1e-13 * max(1.0, abs(ll))
+            ll = new
+            if done:
+                self.start = theta
+                return float(ll)
+        self.unconverged = True
+        return float(ll)
+
+    def z(self, b: float) -> float:
+        excess = 2.0 * (self.llf - self.loglike(b))
+        if excess < -1e-6 * max(1.0, abs(self.llf)):
+            self.worse = True
+        return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))
+
+
+def newton_profile_conf_int(res, alpha: float) -> pd.DataFrame:
+    """Profile-likelihood intervals of every coefficient of a multi-equation model (rows
+    labelled by ``coef_index``, level-major; NaN for aliased columns), each bound the root of
+    the signed root ``z(b) = -+q`` (:class:`NewtonProfile`)."""
+    q = float(stats.norm.isf(alpha / 2))
+    control = Control(maxiter=max(100, 4 * res.n_iter), tol=1e-13)
+    index = res.coef_index
+    kept = np.flatnonzero(np.tile(res.estimable, res.n_equations))
+    se = res.raw_bse()
+    lo, hi = np.full(len(index), np.nan), np.full(len(index), np.nan)
+    for i, pos in enumerate(kept):
+        lo[pos], hi[pos], problem = profile_bounds(res, i, q, control, NewtonProfile,
+                                                   se=float(se[i]))
+        if problem:
+            warnings.warn(f"profile of {index[pos]!r}: {problem}; the interval may be "
+                          "inaccurate", GlmclassWarning, stacklevel=3)
+    return pd.DataFrame({"lower": lo, "upper": hi}, index=index)
+
+
 def profile_bounds(res, j: int, q: float, control: Control,
-                   profile: type = _Profile) -> tuple[float, float, str]:
+                   profile: type = _Profile, se: float | None = None
+                   ) -> tuple[float, float, str]:
     """Lower and upper profile bounds of coefficient j at cutoff q, and a problem found
-    (``profile(res, j, control)`` builds the signed root, :class:`_Profile` for a GLM)."""
+    (``profile(res, j, control)`` builds the signed root, :class:`_Profile` for a GLM;
+    ``se``: the Wald standard error that scales the first step, default the solver's)."""
     prof = profile(res, j, control)
-    se = float(res.raw_bse()[int(np.sum(res.estimable[:j]))])
+    if se is None:
+        se = float(res.raw_bse()[int(np.sum(res.estimable[:j]))])
     step = q * se if np.isfinite(se) and se > 0 else max(1.0, abs(prof.bhat))
     out, unconverged = [], False
     for sign in (-1.0, 1.0):
