@@ -283,8 +283,10 @@ def _smaller(p) -> object:
     if p.spec.data == "housing":
         return p.get(("smaller",), lambda: cls.from_formula(
             "Sat ~ Infl", p.pdf, freq_weights=p.pdf["Freq"]).fit())
+    # a GLM keeps its family and link: GLMs of other links are not nested (lrtest refuses them)
+    kw = {"family": p.model(False).family} if cls is gc.GLM else {}
     return p.get(("smaller",), lambda: cls.from_formula("low ~ age + lwt + smoke",
-                                                        p.pdf).fit())
+                                                        p.pdf, **kw).fit())
 
 
 def _vs_memory(test: Callable) -> Callable:
