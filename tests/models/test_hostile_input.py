@@ -232,8 +232,10 @@ def test_bad_starting_values_and_priors_are_named():
           gc.Logit(DF.y, X).fit().params, 1e-8)
     with pytest.raises(ValueError, match="prior_scale must be a number.*got 'wide'"):
         gc.BayesLogit(DF.y, X, prior_scale="wide")
-    with pytest.raises(ValueError, match="prior_scale must be a number.*got None"):
-        gc.BayesLogit(DF.y, X, prior_scale=None)
+    # None is the default since prior_cov= (a full prior covariance) is the alternative: the
+    # default scale 1, not an error
+    close(gc.BayesLogit(DF.y, X, prior_scale=None).fit().params,
+          gc.BayesLogit(DF.y, X, prior_scale=1.0).fit().params, 1e-12)
     with pytest.raises(ValueError, match="prior_scale of 'x' must be a number, got 'a'"):
         gc.BayesLogit(DF.y, X, prior_scale={"x": "a"})
     with pytest.raises(ValueError, match="prior_scale of 'x' is 1e-160: so small"):
