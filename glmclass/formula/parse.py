@@ -320,3 +320,15 @@ def names_in(codes: list[str]) -> set[str]:
     for code in codes:
         out |= _names(code)
     return out
+
+
+def written_term_order(formula: str, columns: list) -> dict[str, int]:
+    """Position of each right-hand-side term of ``formula`` as written (patsy's term names),
+    R's ``.`` expanded to ``columns`` in their order; patsy's parser reads the text and
+    evaluates nothing. Empty when the formula cannot be read."""
+    try:
+        rhs = expand_dot(split_formula(formula)[1], columns)
+        desc = patsy.ModelDesc.from_formula("~ " + rhs)
+    except (patsy.PatsyError, DataError, SyntaxError, ValueError):
+        return {}
+    return {t.name(): i for i, t in enumerate(desc.rhs_termlist)}

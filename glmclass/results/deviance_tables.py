@@ -25,12 +25,11 @@ import warnings
 
 import numpy as np
 import pandas as pd
-import patsy
 from scipy import stats
 
-from ..errors import ConvergenceWarning, DataError
+from ..errors import ConvergenceWarning
 from ..families import Gaussian
-from ..formula.parse import expand_dot, split_formula
+from ..formula.parse import written_term_order
 from ..likelihoods import GLMLikelihood, likelihood_of
 from ..solvers.control import Control
 from ..solvers.solve import solve
@@ -80,7 +79,7 @@ def ordered_terms(res) -> list[tuple[str, list[int], frozenset]]:
         factors = {t.name(): frozenset(f.code for f in t.factors)
                    for t in spec.design_info.terms}
     frame = data.frame
-    written = _formula_order(spec.formula, [] if frame is None else list(frame.columns))
+    written = written_term_order(spec.formula, [] if frame is None else list(frame.columns))
     terms = [(t, c, factors.get(t, frozenset([t]))) for t, c in cols.items()
              if factors.get(t, frozenset([t]))]  # the intercept has no factor
 
@@ -89,18 +88,6 @@ def ordered_terms(res) -> list[tuple[str, list[int], frozenset]]:
         return len(fac), written.get(name, len(written))
 
     return sorted(terms, key=key)  # stable: design order where the formula says nothing
-
-
-def _formula_order(formula: str, columns: list) -> dict[str, int]:
-    """Position of each right-hand-side term in the formula as written, R's ``.`` expanded
-    to ``columns`` in their order (patsy's parser, which reads the text and evaluates
-    nothing); empty when it cannot be read (the design's order is then kept)."""
-    try:
-        rhs = expand_dot(split_formula(formula)[1], columns)
-        desc = patsy.ModelDesc.from_formula("~ " + rhs)
-    except (patsy.PatsyError, DataError, SyntaxError, ValueError):
-        return {}
-    return {t.name(): i for i, t in enumerate(desc.rhs_termlist)}
 
 
 def _refit(res, cols: list[int]) -> tuple[float, int]:
