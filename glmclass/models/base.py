@@ -387,11 +387,18 @@ class Model:
 
 
 def _parameters(fn: Any) -> set[str]:
-    """Names of the keyword parameters of ``fn`` (empty for None)."""
+    """Names of the keyword parameters of ``fn`` (empty for None); a bound method is read
+    through its function, so ``self`` is among them."""
     if fn is None:
         return set()
-    return {n for n, p in inspect.signature(fn).parameters.items()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return set(_function_parameters(getattr(fn, "__func__", fn)))
+
+
+@functools.lru_cache(maxsize=512)
+def _function_parameters(fn: Any) -> frozenset[str]:
+    # inspect.signature costs ~40 us; every model construction asks, with the same functions
+    return frozenset(n for n, p in inspect.signature(fn).parameters.items()
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def _checked(fn: Any, name: str) -> Any:
