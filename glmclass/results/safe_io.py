@@ -9,7 +9,7 @@
   dicts, pandas indexes, Series and DataFrames, glmclass objects as a class name from a fixed
   table with their attributes, the formula's design as plain data
   (:meth:`~glmclass.formula.patsy_engine.DesignSpec.saved_design`), and references
-  ``{"t": "nd", "a": i}`` to
+  ``{"t": "nd", "a": i}`` (a sparse CSR/CSC matrix as its three arrays) to
 - ``arrays.npy``: every NumPy array (estimates, covariance, per-row values) as ``.npy``
   records one after another, written and read with ``allow_pickle=False``.
 
@@ -32,6 +32,7 @@ from typing import IO, Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from .. import version
 from ..data.model_data import is_dask
@@ -128,6 +129,10 @@ class _Writer:
                 return {"t": "dtype", "v": v.str if v.kind != "O" else "O"}
         if isinstance(v, pd.CategoricalDtype):
             return {"t": "catdtype", "c": self.tree(v.categories, path), "o": bool(v.ordered)}
+        if sparse.issparse(v) and v.format in ("csr", "csc"):  # e.g. a mixed fit's factor
+            return {"t": "sparse", "f": v.format, "shape": [int(k) for k in v.shape],
+                    "v": [self.array(np.asarray(a), path)
+                          for a in (v.data, v.indices, v.indptr)]}
         if isinstance(v, SpecBase):
             return {"t": "spec", "v": self.tree(v.saved_design(), f"{path} (the formula design)")}
         return self.obj(v, path)
@@ -189,8 +194,20 @@ class _Writer:
             return {"t": "ref", "v": self.memo[id(v)]}
         self.memo[id(v)] = len(self.memo)
         self.keep.append(v)
-        state = {k: self.tree(x, f"{path}.{k}") for k, x in vars(v).items()}
+        state = {k: self.tree(x, f"{path}.{k}") for k, x in _attributes(v).items()}
         return {"t": "obj", "c": key, "id": self.memo[id(v)], "v": state}
+
+
+def _attributes(v: Any) -> dict:
+    """The attributes of a glmclass object to write: what its class's own ``__getstate__``
+    keeps (e.g. a random-effects formula without its evaluation environment), else all."""
+    if type(v).__getstate__ is object.__getstate__:
+        return vars(v)
+    state = v.__getstate__()
+    if not isinstance(state, dict):
+        raise ValueError(f"{type(v).__qualname__} cannot be written to a data-only file: "
+                         f"{PICKLE_ADVICE}")
+    return state
 
 
 def write(res, fh: IO[bytes], meta: dict) -> None:
@@ -275,6 +292,10 @@ class _Reader:
             return np.dtype(str(node["v"]))
         if t == "catdtype":
             return pd.CategoricalDtype(self.tree(node["c"]), ordered=bool(node["o"]))
+        if t == "sparse":
+            data, indices, indptr = (self.array(a) for a in node["v"])
+            make = {"csr": sparse.csr_matrix, "csc": sparse.csc_matrix}[node["f"]]
+            return make((data, indices, indptr), shape=tuple(int(k) for k in node["shape"]))
         if t == "spec":
             return spec_from_saved(self.tree(node["v"]))
         if t == "ref":
