@@ -95,8 +95,8 @@ class SaveMixin:
         ------
         ValueError
             With ``format="safe"``, for something the data-only format cannot hold (a
-            user-defined link or family, Dask partitions, the formulaic engine's design); the
-            message names it and says to use ``format="pickle"``.
+            user-defined link or family, Dask partitions, a formula evaluated with your own
+            names); the message names it and says to use ``format="pickle"``.
         """
         save(self, path, remove_data, format)
 

@@ -8,7 +8,8 @@
 - ``state.json``: the results object as a tree of plain values: numbers, text, lists and
   dicts, pandas indexes, Series and DataFrames, glmclass objects as a class name from a fixed
   table with their attributes, the formula's design as plain data
-  (:meth:`~glmclass.formula.patsy_engine.DesignSpec.saved_design`), and references
+  (:meth:`~glmclass.formula.patsy_engine.DesignSpec.saved_design`, or formulaic's model spec
+  by :mod:`glmclass.formula.formulaic_state`), and references
   ``{"t": "nd", "a": i}`` (a sparse CSR/CSC matrix as its three arrays) to
 - ``arrays.npy``: every NumPy array (estimates, covariance, per-row values) as ``.npy``
   records one after another, written and read with ``allow_pickle=False``.
@@ -17,8 +18,10 @@ Reading (:func:`read`) parses JSON and ``.npy`` files only; a class name that is
 reader's table, an array of Python objects or any malformed piece is a ``ValueError``.
 Objects are made with ``cls.__new__`` and given their attributes: no constructor, no
 ``__setstate__``, nothing from the file is called or evaluated. Values the format cannot
-hold (functions, user-defined links and families, Dask collections, designs of the formulaic
-engine) are refused when saving, naming what and saying to use ``format="pickle"``.
+hold (functions, user-defined links and families, Dask collections, a formula evaluated with
+the caller's names, formulaic's custom contrasts) are refused when saving, naming what and
+saying to use ``format="pickle"``. A random-effects formula is written without its evaluation
+environment (its class's ``__getstate__`` leaves it out).
 """
 
 from __future__ import annotations
@@ -297,7 +300,12 @@ class _Reader:
             make = {"csr": sparse.csr_matrix, "csc": sparse.csc_matrix}[node["f"]]
             return make((data, indices, indptr), shape=tuple(int(k) for k in node["shape"]))
         if t == "spec":
-            return spec_from_saved(self.tree(node["v"]))
+            saved = self.tree(node["v"])
+            if isinstance(saved, dict) and saved.get("engine") == "formulaic":
+                from ..formula import formulaic_engine  # an optional dependency
+
+                return formulaic_engine.spec_from_saved(saved)
+            return spec_from_saved(saved)
         if t == "ref":
             return self.objs[int(node["v"])]
         if t == "obj":
