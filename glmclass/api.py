@@ -24,7 +24,7 @@ from .results.safe_io import class_key
 #: (Dask, formulaic, matplotlib) or evaluate code are not walked.
 _PACKAGES = ("data", "likelihoods", "models", "numerics", "results", "rows", "solvers")
 _MODULES = ("glmclass.families", "glmclass.links", "glmclass.binomial_terms",
-            "glmclass.summary")
+            "glmclass.formula.bars", "glmclass.summary")
 _SKIP = frozenset({"dask", "formulaic_engine", "namespace", "plot", "safe_io"})
 
 

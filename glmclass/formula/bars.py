@@ -20,7 +20,7 @@ the relative covariance factor Lambda).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -193,6 +193,11 @@ class RandomBlock:
     def n_effects(self) -> int:
         return self.X.shape[1]
 
+    def without_rows(self) -> RandomBlock:
+        """This block without the rows of the fit (codes and effect columns of no row):
+        the levels and the design spec, what predictions on new rows read."""
+        return replace(self, codes=self.codes[:0], X=self.X[:0])
+
     def new_codes(self, frame: pd.DataFrame, factors: tuple[str, ...]) -> np.ndarray:
         """Levels of new rows (-1 for a level not seen in the fit)."""
         keys = group_keys(frame, factors)
@@ -283,7 +288,10 @@ class RandomFormula:
     Attributes
     ----------
     terms : tuple of BarTerm
-    eval_env : FormulaEnvironment
+    eval_env : FormulaEnvironment or None
+        None once saved and loaded (a pickle or a data-only file): the environment holds
+        the caller's namespace, which is code; the designs of the terms are kept in the
+        model's blocks (their specs), so nothing needs it after the fit.
     engine : str
     formula : str
     """
@@ -292,3 +300,8 @@ class RandomFormula:
     eval_env: Any
     engine: str
     formula: str
+
+    def __getstate__(self) -> dict:
+        """The state to save: the terms (plain data), the engine and the formula, without the
+        evaluation environment (see ``eval_env``)."""
+        return {**self.__dict__, "eval_env": None}

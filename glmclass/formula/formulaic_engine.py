@@ -36,7 +36,8 @@ from formulaic.transforms import contrasts as fc
 from formulaic.utils.sentinels import UNSET
 from interface_meta import override
 
-from ..errors import DataError, GlmclassError
+from ..errors import DataError, GlmclassError, UnsafeFormulaError
+from .formulaic_state import model_spec_from_state, model_spec_state
 from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula
 from .spec import SpecBase, describe_term, plain_value
@@ -275,19 +276,34 @@ def patsy_layout(model_spec, rhs_codes: list[str] | None = None
         term = ":".join(info[e].code for e in factors) or "Intercept"
         items.append((numeric, len(factors), list(range(start, start + n)), names, term))
         start += n
-    # patsy's order: terms without numeric factors first, then by numeric factor set in order of
-    # first appearance; within a set, by degree (stable)
-    buckets: dict = {}
-    for item in items:
-        buckets.setdefault(item[0], []).append(item)
-    keys = sorted(buckets, key=lambda k: (len(k) > 0, list(buckets).index(k)))
     order, names, terms = [], [], []
-    for k in keys:
-        for _, _, cols, nm, term in sorted(buckets[k], key=lambda it: it[1]):
-            order += cols
-            names += nm
-            terms += [term] * len(cols)
+    for i in _bucket_order([(it[0], it[1]) for it in items]):
+        _, _, cols, nm, term = items[i]
+        order += cols
+        names += nm
+        terms += [term] * len(cols)
     return np.asarray(order, dtype=int), names, terms
+
+
+def _bucket_order(keys: list[tuple[frozenset, int]]) -> list[int]:
+    """patsy's order of terms given (numeric factors, degree) of each: terms without numeric
+    factors first, then by numeric factor set in order of first appearance; within a set, by
+    degree (stable)."""
+    buckets: dict = {}
+    for i, (numeric, _) in enumerate(keys):
+        buckets.setdefault(numeric, []).append(i)
+    first = sorted(buckets, key=lambda k: (len(k) > 0, list(buckets).index(k)))
+    return [i for k in first for i in sorted(buckets[k], key=lambda i: keys[i][1])]
+
+
+def _patsy_order(model_spec) -> list:
+    """The structure of a formulaic model spec (one entry per term) in patsy's order."""
+    info = _factor_info(model_spec, {})
+    keys = []
+    for st in model_spec.structure:
+        factors = [f.expr for f in st.term.factors if f.eval_method.value != "literal"]
+        keys.append((frozenset(e for e in factors if not info[e].categorical), len(factors)))
+    return [model_spec.structure[i] for i in _bucket_order(keys)]
 
 
 def _scoped_widths(st, info: dict, n: int) -> list[int]:
@@ -366,6 +382,71 @@ class FormulaicSpec(SpecBase):
         state = dict(self.__dict__)
         state["names"] = _picklable(state.get("names", {}))
         return state
+
+    def saved_design(self) -> dict:
+        """The design as plain data for a data-only results file (formulaic's model spec by
+        :func:`~glmclass.formula.formulaic_state.model_spec_state`, with the spec's fields);
+        :func:`spec_from_saved` reads it back.
+
+        Raises
+        ------
+        ValueError
+            When the formula needs the caller's names (``eval_env=``) or formulaic's spec
+            holds something that is not plain data (naming the term).
+        """
+        columns = set(self.columns)
+        env = FormulaEnvironment([safe_namespace()], trusted=False)
+        try:  # as a file is read back: the data's columns and the safe names only
+            _check_factors(self.model_spec.formula, columns, env)
+        except UnsafeFormulaError as exc:
+            raise ValueError(f"the formula {self.formula!r} needs more than the columns and "
+                             f"the safe functions ({exc}): it was evaluated with eval_env= "
+                             "(your own names), which a data-only file cannot hold; save "
+                             "these results with format='pickle'") from None
+        return {"engine": "formulaic", "formula": self.formula,
+                "column_names": list(self.column_names), "columns": list(self.columns),
+                "numeric": list(self.numeric), "offset_positions": list(self.offset_positions),
+                "terms": list(self.terms), "model_spec": model_spec_state(self.model_spec)}
+
+    def factor_terms(self) -> list[list[tuple[str, tuple | None]]]:
+        """The right-hand side's terms in patsy's order (the design's), each as its factors:
+        ``(code, levels)`` with the levels of a categorical factor, None for a numeric one
+        (what the reference grid of :func:`glmclass.emmeans` reads)."""
+        encoders = self.model_spec.encoder_state
+        out = []
+        for st in _patsy_order(self.model_spec):
+            factors = []
+            for f in st.term.factors:
+                if f.eval_method.value == "literal":
+                    continue
+                kind, state = encoders.get(f.expr, (None, {}))
+                categorical = kind is not None and kind.value == "categorical"
+                code = f.expr if f.eval_method.value == "python" else _as_name(f.expr)
+                factors.append((code, tuple(state["categories"]) if categorical else None))
+            out.append(factors)
+        return out
+
+
+def spec_from_saved(saved: dict) -> FormulaicSpec:
+    """The :class:`FormulaicSpec` that :meth:`FormulaicSpec.saved_design` wrote (nothing
+    evaluated; the caller's names are not kept: the formula uses none).
+
+    Raises
+    ------
+    ValueError
+        When ``saved`` is not such a record.
+    """
+    try:
+        text = [saved["formula"], *saved["column_names"], *saved["columns"], *saved["terms"]]
+        if not all(isinstance(t, str) for t in text):
+            raise TypeError("a name is not text")
+        model_spec = model_spec_from_state(saved["model_spec"], PatsyLikeMaterializer)
+        return FormulaicSpec(saved["formula"], list(saved["column_names"]), model_spec,
+                             tuple(saved["columns"]), tuple(saved["numeric"]),
+                             tuple(int(i) for i in saved["offset_positions"]), {}, False,
+                             list(saved["terms"]))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"the saved formula design is not valid ({exc})") from None
 
 
 def _ours(exc: BaseException) -> GlmclassError | None:

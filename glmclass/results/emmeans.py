@@ -45,7 +45,7 @@ from ..families import Binomial, Poisson
 from ..likelihoods import GLMLikelihood, likelihood_of
 from ..links import Identity, Log, Logit
 from . import emmeans_contrasts as C
-from .emmeans_grid import formula_variables, reference_grid
+from .emmeans_grid import design_terms, formula_variables, reference_grid
 
 TYPES = ("link", "response")
 WEIGHTS = ("equal", "proportional", "outer", "cells")
@@ -473,14 +473,13 @@ def model_terms(spec, order: list[str]) -> list[list[str]]:
     """The formula's terms as sets of variables (terms of the same variables merged: ``age``
     and ``I(age**2)``), main effects first, each in order of appearance in the formula."""
     formula_order, _ = formula_variables(spec)
-    info = spec.design_info
     groups: list[list[str]] = []
-    for term in info.terms:
-        if any(f.code.startswith("offset(") for f in term.factors):
+    for term in design_terms(spec):
+        if any(code.startswith("offset(") for code, _ in term):
             continue
         names = set()
-        for f in term.factors:
-            names |= {c for c in formula_order if re.search(rf"\b{re.escape(c)}\b", f.code)}
+        for code, _ in term:
+            names |= {c for c in formula_order if re.search(rf"\b{re.escape(c)}\b", code)}
         group = [c for c in order if c in names]
         if group and group not in groups:
             groups.append(group)

@@ -73,40 +73,51 @@ def _first(values: frozenset) -> frozenset:
     return values if len(values) <= COV_KEEP + 1 else frozenset(sorted(values)[:COV_KEEP + 1])
 
 
+def design_terms(spec) -> list[list[tuple[str, tuple | None]]]:
+    """The right-hand side's terms in the design's (patsy's) order, each as its factors:
+    ``(code, levels)``, the levels of a categorical factor in the design's order, None for a
+    numeric one. Read from patsy's design info, or formulaic's model spec
+    (:meth:`~glmclass.formula.formulaic_engine.FormulaicSpec.factor_terms`)."""
+    if spec.engine == "formulaic":
+        return spec.factor_terms()
+    info = spec.design_info
+    out = []
+    for term in info.terms:
+        factors = []
+        for factor in term.factors:
+            finfo = info.factor_infos[factor]
+            cats = tuple(finfo.categories) if finfo.type == "categorical" else None
+            factors.append((factor.code, cats))
+        out.append(factors)
+    return out
+
+
 def formula_variables(spec) -> tuple[list[str], dict[str, tuple]]:
     """The data columns of the right-hand side in order of first appearance, and the
-    categorical ones with their levels (patsy's categories, in the design's order).
+    categorical ones with their levels (in the design's order).
 
     Raises
     ------
     ValueError
         For a categorical term built from an expression of a column (``C(age > 30)``) or of
-        several columns: the grid needs each factor to be a column; also for a formula built by
-        another engine than patsy.
+        several columns: the grid needs each factor to be a column.
     """
-    if spec.engine != "patsy":
-        raise ValueError(f"emmeans reads the factors of a patsy formula; this model's design was "
-                         f"built by the {spec.engine!r} engine: refit it with engine='patsy'")
-    info = spec.design_info
     probe = list(spec.columns)
     order: list[str] = []
     levels: dict[str, tuple] = {}
-    for term in info.terms:
-        for sub in info.term_codings[term]:
-            for factor in sub.factors:
-                names = names_in(parse(factor.code, probe).codes)
-                cols = [c for c in probe if c in names]
-                order += [c for c in cols if c not in order]
-                finfo = info.factor_infos[factor]
-                if finfo.type != "categorical":
-                    continue
-                cats = tuple(finfo.categories)
-                if len(cols) != 1 or not _is_column_factor(factor.code, cols[0]):
-                    raise ValueError(
-                        f"emmeans: the categorical term {factor.name()!r} is an expression of "
-                        f"{cols or 'no column'}; the reference grid needs each factor to be a "
-                        "column: add the derived column to the data and use it in the formula")
-                levels.setdefault(cols[0], cats)
+    for term in design_terms(spec):
+        for code, cats in term:
+            names = names_in(parse(code, probe).codes)
+            cols = [c for c in probe if c in names]
+            order += [c for c in cols if c not in order]
+            if cats is None:
+                continue
+            if len(cols) != 1 or not _is_column_factor(code, cols[0]):
+                raise ValueError(
+                    f"emmeans: the categorical term {code!r} is an expression of "
+                    f"{cols or 'no column'}; the reference grid needs each factor to be a "
+                    "column: add the derived column to the data and use it in the formula")
+            levels.setdefault(cols[0], cats)
     return order, levels
 
 

@@ -95,8 +95,8 @@ class SaveMixin:
         ------
         ValueError
             With ``format="safe"``, for something the data-only format cannot hold (a
-            user-defined link or family, Dask partitions, the formulaic engine's design); the
-            message names it and says to use ``format="pickle"``.
+            user-defined link or family, Dask partitions, a formula evaluated with your own
+            names); the message names it and says to use ``format="pickle"``.
         """
         save(self, path, remove_data, format)
 
@@ -237,6 +237,8 @@ def without_data(res):
     for name, value in list(out.__dict__.items()):
         if is_dask(value) or (not lazy and _per_row(value, n, index)):
             del out.__dict__[name]
+        elif _has_rows(value):  # a record of the fit holding per-row values of its own
+            out.__dict__[name] = value.without_rows()
     # Dask data: the model as shipped to the partitions (names, design, no rows)
     out.__dict__["model"] = _detached_model(res) if lazy else _model_without_data(res.model, n)
     out.__dict__["data_removed"] = True
@@ -271,7 +273,17 @@ def _model_without_data(model, n: int):
             attrs[name] = value[:0]
         elif isinstance(value, RowBlocks):  # a model's own row source holds its rows
             attrs[name] = None
+        elif isinstance(value, tuple) and value and all(_has_rows(v) for v in value):
+            attrs[name] = tuple(v.without_rows() for v in value)  # e.g. random-effect blocks
     return out
+
+
+def _has_rows(value: Any) -> bool:
+    """Whether ``value`` is a glmclass record that knows how to drop the rows it holds
+    (``without_rows()``: random-effect blocks, a mixed fit's record); formula designs are
+    handled with the model's data."""
+    return type(value).__module__.startswith("glmclass.") and \
+        callable(getattr(value, "without_rows", None)) and not isinstance(value, type)
 
 
 def _detached_model(res: Any) -> Any:

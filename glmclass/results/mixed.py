@@ -14,7 +14,7 @@ Statistical Software* 67(1); lme4 ``R/lmer.R`` (``vcov.merMod``, ``isSingular``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -24,7 +24,7 @@ import pandas as pd
 from ..likelihoods.mixed import Modes
 from ..summary import Summary
 from .base import check_which, row_key
-from .io import SaveMixin
+from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
 
 #: lme4's ``isSingular`` tolerance on the diagonal of the relative covariance factors.
@@ -66,6 +66,11 @@ class MixedFit:
     converged: bool
     condvar: list
     random: list
+
+    def without_rows(self) -> MixedFit:
+        """This record without the rows of the fit (the linear predictor at the modes), for
+        results saved with ``remove_data=True``."""
+        return replace(self, modes=replace(self.modes, eta=self.modes.eta[:0]))
 
 
 def _term_labels(blocks) -> list[str]:
@@ -260,6 +265,7 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         check_which(which, ("mean", "linear"))
         m = self.model
         if exog is None:
+            require_data(self, "in-sample prediction")
             eta = m.exog @ self.fit_record.beta + np.asarray(m.offset, dtype=float)
             if random_effects:
                 eta = self.fit_record.modes.eta

@@ -8,8 +8,9 @@
 - ``state.json``: the results object as a tree of plain values: numbers, text, lists and
   dicts, pandas indexes, Series and DataFrames, glmclass objects as a class name from a fixed
   table with their attributes, the formula's design as plain data
-  (:meth:`~glmclass.formula.patsy_engine.DesignSpec.saved_design`), and references
-  ``{"t": "nd", "a": i}`` to
+  (:meth:`~glmclass.formula.patsy_engine.DesignSpec.saved_design`, or formulaic's model spec
+  by :mod:`glmclass.formula.formulaic_state`), and references
+  ``{"t": "nd", "a": i}`` (a sparse CSR/CSC matrix as its three arrays) to
 - ``arrays.npy``: every NumPy array (estimates, covariance, per-row values) as ``.npy``
   records one after another, written and read with ``allow_pickle=False``.
 
@@ -17,8 +18,10 @@ Reading (:func:`read`) parses JSON and ``.npy`` files only; a class name that is
 reader's table, an array of Python objects or any malformed piece is a ``ValueError``.
 Objects are made with ``cls.__new__`` and given their attributes: no constructor, no
 ``__setstate__``, nothing from the file is called or evaluated. Values the format cannot
-hold (functions, user-defined links and families, Dask collections, designs of the formulaic
-engine) are refused when saving, naming what and saying to use ``format="pickle"``.
+hold (functions, user-defined links and families, Dask collections, a formula evaluated with
+the caller's names, formulaic's custom contrasts) are refused when saving, naming what and
+saying to use ``format="pickle"``. A random-effects formula is written without its evaluation
+environment (its class's ``__getstate__`` leaves it out).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import IO, Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from .. import version
 from ..data.model_data import is_dask
@@ -128,6 +132,10 @@ class _Writer:
                 return {"t": "dtype", "v": v.str if v.kind != "O" else "O"}
         if isinstance(v, pd.CategoricalDtype):
             return {"t": "catdtype", "c": self.tree(v.categories, path), "o": bool(v.ordered)}
+        if sparse.issparse(v) and v.format in ("csr", "csc"):  # e.g. a mixed fit's factor
+            return {"t": "sparse", "f": v.format, "shape": [int(k) for k in v.shape],
+                    "v": [self.array(np.asarray(a), path)
+                          for a in (v.data, v.indices, v.indptr)]}
         if isinstance(v, SpecBase):
             return {"t": "spec", "v": self.tree(v.saved_design(), f"{path} (the formula design)")}
         return self.obj(v, path)
@@ -189,8 +197,20 @@ class _Writer:
             return {"t": "ref", "v": self.memo[id(v)]}
         self.memo[id(v)] = len(self.memo)
         self.keep.append(v)
-        state = {k: self.tree(x, f"{path}.{k}") for k, x in vars(v).items()}
+        state = {k: self.tree(x, f"{path}.{k}") for k, x in _attributes(v).items()}
         return {"t": "obj", "c": key, "id": self.memo[id(v)], "v": state}
+
+
+def _attributes(v: Any) -> dict:
+    """The attributes of a glmclass object to write: what its class's own ``__getstate__``
+    keeps (e.g. a random-effects formula without its evaluation environment), else all."""
+    if type(v).__getstate__ is object.__getstate__:
+        return vars(v)
+    state = v.__getstate__()
+    if not isinstance(state, dict):
+        raise ValueError(f"{type(v).__qualname__} cannot be written to a data-only file: "
+                         f"{PICKLE_ADVICE}")
+    return state
 
 
 def write(res, fh: IO[bytes], meta: dict) -> None:
@@ -275,8 +295,17 @@ class _Reader:
             return np.dtype(str(node["v"]))
         if t == "catdtype":
             return pd.CategoricalDtype(self.tree(node["c"]), ordered=bool(node["o"]))
+        if t == "sparse":
+            data, indices, indptr = (self.array(a) for a in node["v"])
+            make = {"csr": sparse.csr_matrix, "csc": sparse.csc_matrix}[node["f"]]
+            return make((data, indices, indptr), shape=tuple(int(k) for k in node["shape"]))
         if t == "spec":
-            return spec_from_saved(self.tree(node["v"]))
+            saved = self.tree(node["v"])
+            if isinstance(saved, dict) and saved.get("engine") == "formulaic":
+                from ..formula import formulaic_engine  # an optional dependency
+
+                return formulaic_engine.spec_from_saved(saved)
+            return spec_from_saved(saved)
         if t == "ref":
             return self.objs[int(node["v"])]
         if t == "obj":

@@ -386,3 +386,31 @@ def test_ordinal_pairwise_probabilities(ordinal, ref, fit):
     want = ref["ordinal"][fit]
     got = gc.emmeans(ordinal, "Infl | Sat").contrast("pairwise", adjust="none").summary_frame()
     check(got, want["infl_pairs_prob"], ["estimate", *CONTRAST_COLS], atol=1e-12)
+
+
+# --- the formulaic engine ----------------------------------------------------------------------
+@pytest.mark.parametrize("formula", [FORMULA, "low ~ C(race, Sum) + C(smoke) + center(age) + "
+                                              "I(age**2)"])
+def test_formulaic_fit_gives_the_patsy_fits_numbers(birthwt, formula, ref):
+    """emmeans reads the factors of formulaic's model spec as of patsy's design: the same
+    design, estimates, grid, means, contrasts and joint tests, to the bit."""
+    a = gc.Logit.from_formula(formula, birthwt).fit()
+    b = gc.Logit.from_formula(formula, birthwt, engine="formulaic").fit()
+    np.testing.assert_array_equal(a.model.exog, b.model.exog)
+    for specs, kwargs in (("race", {}), ("race", {"type": "response", "weights": "cells"}),
+                          ("pairwise ~ race | smoke", {}), (["race", "smoke"], {})):
+        ea, eb = gc.emmeans(a, specs, **kwargs), gc.emmeans(b, specs, **kwargs)
+        pd.testing.assert_frame_equal(eb.summary_frame(), ea.summary_frame(), check_exact=True)
+        pd.testing.assert_frame_equal(eb.contrast("pairwise", adjust="holm").summary_frame(),
+                                      ea.contrast("pairwise", adjust="holm").summary_frame(),
+                                      check_exact=True)
+    pd.testing.assert_frame_equal(gc.joint_tests(b), gc.joint_tests(a), check_exact=True)
+    if formula == FORMULA:  # and R's numbers
+        check(gc.emmeans(b, "race").summary_frame(), ref["birthwt"]["race"],
+              ["emmean", *MEAN_COLS])
+
+
+def test_formulaic_derived_factor_is_refused_by_name(birthwt):
+    res = gc.Logit.from_formula("low ~ C(age > 25) + C(race)", birthwt, engine="formulaic").fit()
+    with pytest.raises(ValueError, match=r"categorical term 'C\(age > 25\)' is an expression"):
+        gc.emmeans(res, "race")

@@ -118,10 +118,6 @@ def check_pickle(res):
     return again
 
 
-#: Mixed models: frozen like every other, but not picklable yet (issue 27's note).
-NO_PICKLE = {"mixed_glm", "mixed_logit", "mixed_probit"}
-
-
 @pytest.mark.parametrize("name", [e.name for e in MODELS])
 def test_every_registry_model_gives_frozen_results_that_pickle(name):
     res = registry_fit(name)
@@ -132,8 +128,6 @@ def test_every_registry_model_gives_frozen_results_that_pickle(name):
         pd.testing.assert_frame_equal(res.predict(), out)
     assert all(res.__dict__[k] is v for k, v in before.items())  # nothing was replaced
     str(res.summary())
-    if name in NO_PICKLE:  # the random-effects design holds patsy objects patsy cannot pickle
-        return
     again = check_pickle(res)
     new = pd.DataFrame(DF.iloc[:5])
     a, b = res.predict(new), again.predict(new)
