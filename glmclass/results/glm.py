@@ -377,6 +377,7 @@ class GLMResults(MaximumLikelihoodReport, GLMBaseResults, LikelihoodResults, Tid
         unit = getattr(self._fit, "history_unit", "iteration")
         return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name=unit),
                          name="grad_norm", dtype=float)
+
     def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
         """Confidence intervals of the coefficients.
 
