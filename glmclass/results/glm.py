@@ -63,20 +63,14 @@ def exp_table(table: pd.DataFrame, name: str) -> pd.DataFrame:
     return table
 
 
-class MaximumLikelihoodReport:
-    """What the maximum-likelihood results of a GLM and of an MNLogit share on top of
-    :class:`~glmclass.results.likelihood.LikelihoodResults`: Wald or profile intervals (the
-    profiles computed once per alpha), marginal effects, the history, and the rows and notes
-    of their summaries.
-
-    The class using it defines ``conf_int`` (its own account of the profile) through
-    :meth:`_wald_or_profile`, and has ``method``, ``information``, ``cov_spec``, ``aliased``,
-    ``separation`` and the likelihood numbers of the header.
-    """
+class ProfileIntervals:
+    """``conf_int``'s shared steps for results with Wald and profile intervals: the choice,
+    the checks of ``method`` and ``alpha``, and the profiles computed once per alpha (each
+    costs many refits). The class using it defines ``conf_int`` (its own account of the
+    profile) as ``return self._wald_or_profile(alpha, method, profile)``."""
 
     def _wald_or_profile(self, alpha, method: str, profile) -> pd.DataFrame:
-        """``conf_int``: Wald intervals, or ``profile(self, alpha)`` computed once per alpha
-        (it costs many refits) and copied out."""
+        """Wald intervals, or ``profile(self, alpha)`` computed once per alpha, copied out."""
         if method == "wald":
             return LikelihoodResults.conf_int(self, alpha)
         if method != "profile":
@@ -93,6 +87,17 @@ class MaximumLikelihoodReport:
     def _profiles(self) -> dict:
         """Profile intervals computed so far, by alpha (they cost many refits)."""
         return {}
+
+
+class MaximumLikelihoodReport(ProfileIntervals):
+    """What the maximum-likelihood results of a GLM and of an MNLogit share on top of
+    :class:`~glmclass.results.likelihood.LikelihoodResults`: Wald or profile intervals
+    (:class:`ProfileIntervals`), marginal effects, the history, and the rows and notes of
+    their summaries.
+
+    The class using it has ``method``, ``information``, ``cov_spec``, ``aliased``,
+    ``separation`` and the likelihood numbers of the header.
+    """
 
     @property
     def history(self) -> pd.Series:
