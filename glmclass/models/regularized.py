@@ -159,9 +159,10 @@ class Rows:
         return g.ravel()
 
 
-def _moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray, float]:
+def column_moments(blocks: RowBlocks) -> tuple[float, np.ndarray, np.ndarray, float]:
     """Sum of weights, weighted column sums, weighted sums of squares and the weighted sum of
-    the response, over row blocks (one pass)."""
+    the response, over row blocks (one pass; also the column scales that
+    :mod:`glmclass.models.bayes` compares)."""
     p = blocks.n_cols
 
     def one(b):
@@ -175,7 +176,7 @@ def _scales(blocks: RowBlocks, intercept: int | None,
             standardize: bool) -> tuple[float, np.ndarray | None, np.ndarray, float]:
     """Total weight, the centring shift (with an intercept), the standardising scales and the
     weighted mean of the response."""
-    total, sums, squares, wy = _moments(blocks)
+    total, sums, squares, wy = column_moments(blocks)
     p = blocks.n_cols
     shift = None
     if intercept is not None:

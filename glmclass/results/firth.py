@@ -32,6 +32,7 @@ from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line
 from .base import coef_table, num
 from .dask import rows_of
+from .glm import ProfileIntervals
 from .glm_base import GLMBaseResults
 from .io import SaveMixin
 from .likelihood import LikelihoodResults
@@ -42,7 +43,7 @@ from .tidy import TidyMixin
 METHOD = "Firth's bias-reduced (penalised) likelihood"
 
 
-class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
+class FirthResults(ProfileIntervals, GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
                    rows={"hat_matrix_diag": rows_of}):
     """Estimates, inference and predictions of a :class:`~glmclass.FirthLogit` fit.
 
@@ -178,20 +179,7 @@ class FirthResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         pandas.DataFrame
             Columns ``lower`` and ``upper``.
         """
-        if method == "wald":
-            return LikelihoodResults.conf_int(self, alpha)
-        if method != "profile":
-            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
-        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        key = float(alpha)
-        if key not in self._profiles:
-            self._profiles[key] = profile_conf_int(self, key, _FirthProfile)
-        return self._profiles[key].copy()
-
-    @cached_property
-    def _profiles(self) -> dict:
-        return {}
+        return self._wald_or_profile(alpha, method, firth_profile_conf_int)
 
     def plr_test(self) -> pd.DataFrame:
         """Penalised likelihood-ratio test of each coefficient being 0 (logistf's p-values).
@@ -344,3 +332,8 @@ class _FirthProfile:
         if excess < -1e-6 * max(1.0, abs(self.top)):
             self.worse = True
         return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))
+
+
+def firth_profile_conf_int(res: FirthResults, alpha: float) -> pd.DataFrame:
+    """Profile penalised-likelihood intervals of a Firth fit (:class:`_FirthProfile`)."""
+    return profile_conf_int(res, alpha, _FirthProfile)

@@ -54,8 +54,143 @@ def history_series(history, fit) -> pd.Series:
                      name="deviance", dtype=float)
 
 
-class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
-                 rows={"hat_matrix_diag": rows_after("_hat_inverse")}):
+def exp_table(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """A coefficient table on the exponential scale: the ``coef`` column (renamed ``name``)
+    and the interval bounds exponentiated, ``std err`` dropped."""
+    table = table.rename(columns={"coef": name}).drop(columns="std err")
+    for c in (name, table.columns[3], table.columns[4]):
+        table[c] = np.exp(table[c])
+    return table
+
+
+class ProfileIntervals:
+    """``conf_int``'s shared steps for results with Wald and profile intervals: the choice,
+    the checks of ``method`` and ``alpha``, and the profiles computed once per alpha (each
+    costs many refits). The class using it defines ``conf_int`` (its own account of the
+    profile) as ``return self._wald_or_profile(alpha, method, profile)``."""
+
+    def _wald_or_profile(self, alpha, method: str, profile) -> pd.DataFrame:
+        """Wald intervals, or ``profile(self, alpha)`` computed once per alpha, copied out."""
+        if method == "wald":
+            return LikelihoodResults.conf_int(self, alpha)
+        if method != "profile":
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        key = float(alpha)
+        if key not in self._profiles:
+            require_data(self, "conf_int(method='profile')")
+            self._profiles[key] = profile(self, key)
+        return self._profiles[key].copy()
+
+    @cached_property
+    def _profiles(self) -> dict:
+        """Profile intervals computed so far, by alpha (they cost many refits)."""
+        return {}
+
+
+class MaximumLikelihoodReport(ProfileIntervals):
+    """What the maximum-likelihood results of a GLM and of an MNLogit share on top of
+    :class:`~glmclass.results.likelihood.LikelihoodResults`: Wald or profile intervals
+    (:class:`ProfileIntervals`), marginal effects, the history, and the rows and notes of
+    their summaries.
+
+    The class using it has ``method``, ``information``, ``cov_spec``, ``aliased``,
+    ``separation`` and the likelihood numbers of the header.
+    """
+
+    @property
+    def history(self) -> pd.Series:
+        """Deviance after each iteration (IRLS, Newton, "gd"), epoch or step (stochastic
+        methods, ``history="epoch"|"step"``); the index is named by which."""
+        return history_series(self.fit_history, self._fit)
+
+    def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
+                    dummy: bool = False, count: bool = False
+                    ) -> MarginalEffects | RowMarginalEffects:
+        """Marginal effects of each variable (per level of a multinomial response: rows
+        (level, term), every level of the response), with delta-method standard errors.
+
+        Parameters
+        ----------
+        at : {"overall", "mean", "median", "zero", "all"}
+            The average of the effects over the rows of the fit (weighted by frequency
+            weights); the effect at the means of the numeric variables with the design at
+            its column means (a categorical term's indicators at the level shares, Stata's
+            ``atmeans``); at their medians (design columns at their medians); at 0 with
+            categorical variables at their reference level; or at every row (``"all"``: a
+            :class:`~glmclass.results.margins.RowMarginalEffects`, no standard errors), as
+            statsmodels.
+        method : {"dydx", "eyex", "dyex", "eydx"}
+            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
+        atexog : dict, optional
+            Variables held at given values on every row before ``at`` is applied:
+            ``{position: value}`` (statsmodels: the zero-based design column, the constant
+            counted) or ``{column name: value}``.
+        dummy : bool
+            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
+        count : bool
+            Count variables (whole, non-negative, not 0/1) as the change
+            ``(F(x + 1) - F(x - 1)) / 2`` instead of derivatives, as statsmodels.
+
+        Returns
+        -------
+        MarginalEffects
+            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
+            ``summary``.
+
+        Notes
+        -----
+        From a formula the effects are per *variable*: a numeric variable's derivative goes
+        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
+        through the stored design; each non-reference level of a categorical variable
+        (``C(race)``) is the discrete change of the prediction from the reference level,
+        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
+        per design column, as statsmodels. The covariance is the one the fit reports
+        (``cov_type``). A variable whose design columns are all aliased has a NaN effect.
+        Through a spline (``bs(x, df=4)``) the derivative at the boundary knots is a
+        one-sided difference. See :mod:`glmclass.results.margins`.
+        """
+        require_data(self, "get_margeff")
+        return get_margeff(self, at, method, atexog, dummy, count)
+
+    # --- the rows and notes of the summaries --------------------------------------------------
+    def _method_rows(self) -> list[tuple[str, object]]:
+        """Summary rows: how the fit was made and which covariance it reports."""
+        return [("Method", METHOD_LABEL.get(self.method, self.method)),
+                ("Information", self.information), ("Covariance Type", self.cov_type)]
+
+    def _size_rows(self) -> list[tuple[str, object]]:
+        return [("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
+                ("Df Residuals", num(self.df_resid))]
+
+    def _likelihood_rows(self, *extra: tuple[str, object]) -> list[tuple[str, object]]:
+        """Summary rows from convergence to the LLR p-value, ``extra`` after the deviance."""
+        return [("Converged", self.converged), ("No. Iterations", self.n_iter),
+                ("Log-Likelihood", self.llf), ("LL-Null", self.llnull),
+                ("Deviance", self.deviance), *extra, ("AIC", self.aic), ("BIC", self.bic),
+                ("Pseudo R-squ.", self.prsquared), ("LLR p-value", self.llr_pvalue)]
+
+    def _dropped_rows(self) -> list[tuple[str, object]]:
+        n = self.model.data.n_dropped
+        return [("Rows dropped (missing)", n)] if n else []
+
+    def _fit_notes(self) -> list[str]:
+        """Summary notes after the covariance's: a gradient fit's, aliased columns,
+        separation."""
+        notes = []
+        if self.method in _GRADIENT:
+            notes.append(gradient_note(self.method, self.converged,
+                                       getattr(self._fit, "plain", False)))
+        if self.aliased:
+            notes.append(self.aliased_note())
+        if self.separation is not None and self.separation.note:
+            notes.append(self.separation.note)
+        return notes
+
+
+class GLMResults(MaximumLikelihoodReport, GLMBaseResults, LikelihoodResults, TidyMixin,
+                 SaveMixin, rows={"hat_matrix_diag": rows_after("_hat_inverse")}):
     """Estimates, inference and predictions of a fitted GLM.
 
     Attributes
@@ -238,12 +373,6 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         return GLMInfluence(self, totals or None)
 
     @property
-    def history(self) -> pd.Series:
-        """Deviance after each iteration (IRLS, Newton, "gd"), epoch or step (stochastic
-        methods, ``history="epoch"|"step"``); the index is named by which."""
-        return history_series(self.fit_history, self._fit)
-
-    @property
     def gradient_norms(self) -> pd.Series | None:
         """Gradient methods: the largest entry of the mean gradient after each epoch (None
         for IRLS and Newton)."""
@@ -253,6 +382,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         unit = getattr(self._fit, "history_unit", "iteration")
         return pd.Series(norms, index=pd.RangeIndex(1, len(norms) + 1, name=unit),
                          name="grad_norm", dtype=float)
+
     def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
         """Confidence intervals of the coefficients.
 
@@ -274,22 +404,7 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         pandas.DataFrame
             Columns ``lower`` and ``upper``, one row per coefficient (NaN for aliased ones).
         """
-        if method == "wald":
-            return super().conf_int(alpha)
-        if method != "profile":
-            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
-        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        key = float(alpha)
-        if key not in self._profiles:
-            require_data(self, "conf_int(method='profile')")
-            self._profiles[key] = profile_conf_int(self, key)
-        return self._profiles[key].copy()
-
-    @cached_property
-    def _profiles(self) -> dict:
-        """Profile intervals computed so far, by alpha (they cost many refits)."""
-        return {}
+        return self._wald_or_profile(alpha, method, profile_conf_int)
 
     # --- prediction ---------------------------------------------------------------------------
     def get_prediction(self, exog=None, which: str = "mean", offset=None) -> PredictionResults:
@@ -316,54 +431,6 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         """
         return glm_prediction(self, exog, which, offset)
 
-    def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
-                    dummy: bool = False, count: bool = False
-                    ) -> MarginalEffects | RowMarginalEffects:
-        """Marginal effects of each variable, with delta-method standard errors.
-
-        Parameters
-        ----------
-        at : {"overall", "mean", "median", "zero", "all"}
-            The average of the effects over the rows of the fit (weighted by frequency
-            weights); the effect at the means of the numeric variables with the design at
-            its column means (a categorical term's indicators at the level shares, Stata's
-            ``atmeans``); at their medians (design columns at their medians); at 0 with
-            categorical variables at their reference level; or at every row (``"all"``: a
-            :class:`~glmclass.results.margins.RowMarginalEffects`, no standard errors), as
-            statsmodels.
-        method : {"dydx", "eyex", "dyex", "eydx"}
-            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
-        atexog : dict, optional
-            Variables held at given values on every row before ``at`` is applied:
-            ``{position: value}`` (statsmodels: the zero-based design column, the constant
-            counted) or ``{column name: value}``.
-        dummy : bool
-            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
-        count : bool
-            Count variables (whole, non-negative, not 0/1) as the change
-            ``(F(x + 1) - F(x - 1)) / 2`` instead of derivatives, as statsmodels.
-
-        Returns
-        -------
-        MarginalEffects
-            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
-            ``summary``.
-
-        Notes
-        -----
-        From a formula the effects are per *variable*: a numeric variable's derivative goes
-        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
-        through the stored design; each non-reference level of a categorical variable
-        (``C(race)``) is the discrete change of the prediction from the reference level,
-        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
-        per design column, as statsmodels. The covariance is the one the fit reports
-        (``cov_type``). A variable whose design columns are all aliased has a NaN effect.
-        Through a spline (``bs(x, df=4)``) the derivative at the boundary knots is a
-        one-sided difference. See :mod:`glmclass.results.margins`.
-        """
-        require_data(self, "get_margeff")
-        return get_margeff(self, at, method, atexog, dummy, count)
-
     # --- report ---------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
         """Statistical report: fit header and coefficient table.
@@ -380,36 +447,16 @@ class GLMResults(GLMBaseResults, LikelihoodResults, TidyMixin, SaveMixin,
         table = coef_table(self.params, self.bse, self.tvalues, self.pvalues,
                            self.conf_int(alpha), stat, alpha)
         if exp:
-            name = "odds ratio" if m.family.is_canonical and m.family.name == "Binomial" \
-                else "exp(coef)"
-            table = table.rename(columns={"coef": name})
-            for c in (name, table.columns[4], table.columns[5]):
-                table[c] = np.exp(table[c])
-            table = table.drop(columns="std err")
+            table = exp_table(table, "odds ratio" if m.family.is_canonical
+                              and m.family.name == "Binomial" else "exp(coef)")
         response = response_label(m.data.endog_name, m.data.formula)
         header = [
             ("Dep. Variable", response), ("Model", type(m).__name__),
             ("Family", m.family.name), ("Link", m.family.link.name),
-            ("Method", METHOD_LABEL.get(self.method, self.method)),
-            ("Information", self.information), ("Covariance Type", self.cov_type),
-            ("No. Observations", num(self.nobs)), ("Df Model", num(self.df_model)),
-            ("Df Residuals", num(self.df_resid)), ("Scale", self.scale),
-            ("Converged", self.converged), ("No. Iterations", self.n_iter),
-            ("Log-Likelihood", self.llf), ("LL-Null", self.llnull),
-            ("Deviance", self.deviance), ("Pearson chi2", self.pearson_chi2),
-            ("AIC", self.aic), ("BIC", self.bic),
-            ("Pseudo R-squ.", self.prsquared), ("LLR p-value", self.llr_pvalue),
+            *self._method_rows(), *self._size_rows(), ("Scale", self.scale),
+            *self._likelihood_rows(("Pearson chi2", self.pearson_chi2)), *self._dropped_rows(),
         ]
-        if m.data.n_dropped:
-            header.append(("Rows dropped (missing)", m.data.n_dropped))
-        notes = [self.cov_spec.describe(self.information)]
-        if self.method in _GRADIENT:
-            notes.append(gradient_note(self.method, self.converged,
-                                       getattr(self._fit, "plain", False)))
-        if self.aliased:
-            notes.append(self.aliased_note())
-        if self.separation is not None and self.separation.note:
-            notes.append(self.separation.note)
+        notes = [self.cov_spec.describe(self.information), *self._fit_notes()]
         sub = modelled_line(response, m.levels) if m.family.name == "Binomial" else ""
         return Summary(f"{type(m).__name__} Regression Results", header, [(None, table)], notes,
                        subtitle=sub)

@@ -20,10 +20,9 @@ from ..solvers.fit import Fit
 from ..summary import Summary
 from .base import check_which, coef_table, num, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of
-from .glm import METHOD_LABEL, gradient_note, history_series
+from .glm import MaximumLikelihoodReport, exp_table
 from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
-from .margins import MarginalEffects, RowMarginalEffects, get_margeff
 from .prediction import mnlogit_prediction
 from .profile import newton_profile_conf_int
 from .robust import NONROBUST, CovSpec, freq_per_block, sandwich_over_rows
@@ -35,7 +34,8 @@ MNLOGIT_ROWS = {"fittedvalues": rows_of, "score_obs": rows_of, "pred_table": tot
                 "predict": new_rows_of}
 
 
-class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=MNLOGIT_ROWS):
+class MNLogitResults(MaximumLikelihoodReport, RowOutputs, LikelihoodResults, TidyMixin, SaveMixin,
+                     rows=MNLOGIT_ROWS):
     """Estimates, inference and predictions of a fitted :class:`~glmclass.MNLogit`.
 
     Built by :meth:`MNLogit.fit`.
@@ -200,11 +200,6 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
                             freq_weights=constant(1.0, n) if f is None else f,
                             offset=constant(0.0, n) if off is None else off)
 
-    @property
-    def history(self) -> pd.Series:
-        """Deviance after each Newton iteration or gradient epoch (or step: the index says)."""
-        return history_series(self.fit_history, self._fit)
-
     def _scores(self) -> np.ndarray:
         """Per-row scores of the kept coefficients, level-major: ``f_i (y_ij - p_ij) x_i``
         for each non-reference level j, shape (n_obs, (K-1) rank)."""
@@ -361,71 +356,7 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
             Columns ``lower`` and ``upper``, indexed by (level, term); NaN for aliased
             columns, an infinite bound where the profile never reaches the cutoff.
         """
-        if method == "wald":
-            return super().conf_int(alpha)
-        if method != "profile":
-            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
-        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-        key = float(alpha)
-        if key not in self._profiles:
-            require_data(self, "conf_int(method='profile')")
-            self._profiles[key] = newton_profile_conf_int(self, key)
-        return self._profiles[key].copy()
-
-    @cached_property
-    def _profiles(self) -> dict:
-        """Profile intervals computed so far, by alpha (they cost many refits)."""
-        return {}
-
-    def get_margeff(self, at: str = "overall", method: str = "dydx", atexog=None,
-                    dummy: bool = False, count: bool = False
-                    ) -> MarginalEffects | RowMarginalEffects:
-        """Marginal effects of each variable per level (rows (level, term), every level of the
-        response), with delta-method standard errors.
-
-        Parameters
-        ----------
-        at : {"overall", "mean", "median", "zero", "all"}
-            The average of the effects over the rows of the fit (weighted by frequency
-            weights); the effect at the means of the numeric variables with the design at
-            its column means (a categorical term's indicators at the level shares, Stata's
-            ``atmeans``); at their medians (design columns at their medians); at 0 with
-            categorical variables at their reference level; or at every row (``"all"``: a
-            :class:`~glmclass.results.margins.RowMarginalEffects`, no standard errors), as
-            statsmodels.
-        method : {"dydx", "eyex", "dyex", "eydx"}
-            The derivative dy/dx, or the elasticities (x/y) dy/dx, x dy/dx, (1/y) dy/dx.
-        atexog : dict, optional
-            Variables held at given values on every row before ``at`` is applied:
-            ``{position: value}`` (statsmodels: the zero-based design column, the constant
-            counted) or ``{column name: value}``.
-        dummy : bool
-            Numeric 0/1 variables as discrete changes from 0 to 1 instead of derivatives.
-        count : bool
-            Count variables (whole, non-negative, not 0/1) as the change
-            ``(F(x + 1) - F(x - 1)) / 2`` instead of derivatives, as statsmodels.
-
-        Returns
-        -------
-        MarginalEffects
-            ``margeff``, ``margeff_se`` (Series), ``conf_int``, ``summary_frame``,
-            ``summary``.
-
-        Notes
-        -----
-        From a formula the effects are per *variable*: a numeric variable's derivative goes
-        through every term that contains it (``x + I(x**2)``, ``x:z``, ``np.log(x)``), taken
-        through the stored design; each non-reference level of a categorical variable
-        (``C(race)``) is the discrete change of the prediction from the reference level,
-        labelled by its design-column name (``C(race)[T.2]``). Array models have one variable
-        per design column, as statsmodels. The covariance is the one the fit reports
-        (``cov_type``). A variable whose design columns are all aliased has a NaN effect.
-        Through a spline (``bs(x, df=4)``) the derivative at the boundary knots is a
-        one-sided difference. See :mod:`glmclass.results.margins`.
-        """
-        require_data(self, "get_margeff")
-        return get_margeff(self, at, method, atexog, dummy, count)
+        return self._wald_or_profile(alpha, method, newton_profile_conf_int)
 
     # --- report -------------------------------------------------------------------------------
     def summary(self, exp: bool = False, alpha: float = 0.05) -> Summary:
@@ -444,36 +375,18 @@ class MNLogitResults(RowOutputs, LikelihoodResults, TidyMixin, SaveMixin, rows=M
         for lv in self.nonref_levels:
             t = coef_table(self.params[lv], self.bse[lv], self.tvalues[lv], self.pvalues[lv],
                            ci.loc[lv].set_axis(self.params.index), "z", alpha)
-            if exp:
-                t = t.rename(columns={"coef": "exp(coef)"}).drop(columns="std err")
-                for c in ("exp(coef)", t.columns[3], t.columns[4]):
-                    t[c] = np.exp(t[c])
-            tables.append((f"{m.data.endog_name} = {lv} (against {self.ref})", t))
+            tables.append((f"{m.data.endog_name} = {lv} (against {self.ref})",
+                           exp_table(t, "exp(coef)") if exp else t))
         header = [
             ("Dep. Variable", m.data.endog_name), ("Model", "MNLogit"),
-            ("Link", "softmax (baseline logit)"),
-            ("Method", METHOD_LABEL.get(self.method, self.method)),
-            ("Information", self.information), ("Covariance Type", self.cov_type),
-            ("Reference level", str(self.ref)),
-            ("No. Levels", len(self.levels)), ("No. Observations", num(self.nobs)),
-            ("Df Model", num(self.df_model)), ("Df Residuals", num(self.df_resid)),
-            ("Converged", self.converged), ("No. Iterations", self.n_iter),
-            ("Log-Likelihood", self.llf), ("LL-Null", self.llnull),
-            ("Deviance", self.deviance), ("AIC", self.aic), ("BIC", self.bic),
-            ("Pseudo R-squ.", self.prsquared), ("LLR p-value", self.llr_pvalue),
+            ("Link", "softmax (baseline logit)"), *self._method_rows(),
+            ("Reference level", str(self.ref)), ("No. Levels", len(self.levels)),
+            *self._size_rows(), *self._likelihood_rows(), *self._dropped_rows(),
         ]
-        if m.data.n_dropped:
-            header.append(("Rows dropped (missing)", m.data.n_dropped))
         notes = [self.cov_spec.describe(self.information)[:-1] + " (observed and expected "
                  "information are identical for this canonical model).",
-                 f"Coefficients are log-odds against the reference level {self.ref!r}."]
-        if gradient_note(self.method, self.converged):
-            notes.append(gradient_note(self.method, self.converged,
-                                       getattr(self._fit, "plain", False)))
-        if self.aliased:
-            notes.append(self.aliased_note())
-        if self.separation is not None and self.separation.note:
-            notes.append(self.separation.note)
+                 f"Coefficients are log-odds against the reference level {self.ref!r}.",
+                 *self._fit_notes()]
         return Summary("MNLogit Regression Results", header, tables, notes)
 
     def __repr__(self) -> str:

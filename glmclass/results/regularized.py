@@ -452,7 +452,14 @@ class RegularizationPath(FrozenResults):
         return check_alpha(alpha)
 
     def refit(self, alpha="1se", maxiter: int = 100, tol: float = 1e-10):
-        """The penalised fit at one alpha on all the rows, from the nearest point of the path.
+        """The penalised fit at one alpha on all the rows: ``fit_regularized(alpha)`` with the
+        path's ``L1_wt``, ``penalty_factor`` and ``standardize``.
+
+        The fit starts where ``fit_regularized`` starts (not at the path's estimate), so its
+        estimates agree with the path's to the solver's tolerance and its iteration count
+        (``n_iter``, ``n_sweeps``, the summary's "No. Iterations") is the one
+        ``fit_regularized`` reports for that alpha: started at the path's solution the solver
+        would stop at once and report 0.
 
         Parameters
         ----------
@@ -465,14 +472,9 @@ class RegularizationPath(FrozenResults):
         -------
         RegularizedResults or RegularizedMNLogitResults
         """
-        a = self._alpha(alpha)
-        m = self.model
-        kwargs = dict(L1_wt=self.L1_wt, penalty_factor=self.penalty_factor,
-                      standardize=self.standardize, maxiter=maxiter, tol=tol)
-        if not self.multinomial:
-            near = int(np.argmin(np.abs(np.log(self.alphas + 1e-300) - np.log(a + 1e-300))))
-            kwargs["start_params"] = self.coefs.iloc[near].to_numpy()
-        return m.fit_regularized(a, **kwargs)
+        return self.model.fit_regularized(
+            self._alpha(alpha), L1_wt=self.L1_wt, penalty_factor=self.penalty_factor,
+            standardize=self.standardize, maxiter=maxiter, tol=tol)
 
     def plot(self, kind: str = "path", ax=None, **kwargs):
         """Draw the coefficient path (``kind="path"``, :func:`glmclass.plot.

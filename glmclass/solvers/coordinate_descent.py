@@ -37,7 +37,8 @@ from typing import TypeVar
 import numpy as np
 
 from ..families import Family
-from ..rows.blocks import Block, RowBlocks, add
+from ..rows.blocks import Block, RowBlocks
+from ..rows.derived import ChangedBlocks
 from ..rows.gram import Scratch, block_gram
 from .active_set import support_solve
 from .control import Control
@@ -292,7 +293,17 @@ def _kkt_violations(g: np.ndarray, l1: np.ndarray, active: np.ndarray) -> np.nda
     return np.flatnonzero(out & (np.abs(g) > l1 * (1 + 1e-9) + 1e-300))
 
 
-class ShiftedBlocks(RowBlocks):
+class _Shift:
+    """The change of a :class:`ShiftedBlocks`' blocks, ``X - shift`` (picklable)."""
+
+    def __init__(self, shift: np.ndarray) -> None:
+        self.shift = shift
+
+    def __call__(self, b: Block) -> Block:
+        return Block(b.X - self.shift, b.y, b.weights, b.offset, b.start)
+
+
+class ShiftedBlocks(ChangedBlocks):
     """The rows of a source with their design columns shifted, ``X - 1 shift'``, block by
     block: a centred design for a pass that takes no shift of its own (the multinomial
     deviance), without an N x p centred copy and whatever the source (in memory or in Dask
@@ -314,39 +325,15 @@ class ShiftedBlocks(RowBlocks):
         if shift.shape != (source.n_cols,):
             raise ValueError(f"shift must have shape ({source.n_cols},), one value per design "
                              f"column, got {shift.shape}")
-        self.source = source
+        super().__init__(source, _Shift(shift))
         self.shift = shift
-        self.sample_hessians = source.sample_hessians
 
-    @property
-    def n_rows(self) -> int:
-        return self.source.n_rows
-
-    @property
-    def n_cols(self) -> int:
-        return self.source.n_cols
-
-    def _shifted(self, fn: Callable[[Block], T]) -> Callable[[Block], T]:
-        shift = self.shift
-
-        def one(b: Block) -> T:
-            return fn(Block(b.X - shift, b.y, b.weights, b.offset, b.start))
-
-        return one
-
-    def reduce(self, fn: Callable[[Block], T], zero: T,
-               combine: Callable[[T, T], T] = add) -> T:
-        return self.source.reduce(self._shifted(fn), zero, combine)
-
-    def map(self, fn: Callable[[Block], np.ndarray]) -> np.ndarray:
-        return self.source.map(self._shifted(fn))
+    def over(self, source: RowBlocks) -> ShiftedBlocks:
+        return ShiftedBlocks(source, self.shift)
 
     def take_columns(self, keep: np.ndarray) -> RowBlocks:
         keep = np.asarray(keep)
         return ShiftedBlocks(self.source.take_columns(keep), self.shift[keep])
-
-    def take_rows(self, mask: np.ndarray) -> RowBlocks:
-        return ShiftedBlocks(self.source.take_rows(mask), self.shift)
 
     def intercept_only(self) -> RowBlocks:
         return self.source.intercept_only()

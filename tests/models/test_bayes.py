@@ -420,3 +420,46 @@ def test_fit_returns_new_results_each_time():
     assert r1 is not r2 and r1.prior_scale["GPA"] == 1.0 != r2.prior_scale["GPA"]
     assert model.prior_scale.tolist() == [1.0, 1.0, 1.0]
     assert "BayesLogit" in repr(model) and "log_evidence" in repr(r1)
+
+
+# --- issue 26: one optimised prior over columns of very different scales -------------------------
+PIMA = json.loads((REF / "pima_scales.json").read_text())
+PIMA_COLS = list(PIMA["sd"])
+
+
+def test_optimize_prior_warns_when_shared_columns_differ_in_scale():
+    """Pima (MASS): ped (SD 0.34) and glu (SD 31) share one optimised prior; the evidence fits
+    the prior to the many small coefficients and ped falls from R's 1.31 to nearly 0: a
+    UserWarning names the columns and the ratio, R's SD ratio."""
+    d = data("pima")
+    mle = gcf.logit(PIMA["formula"], d).fit()
+    np.testing.assert_allclose(mle.params.to_numpy(), list(PIMA["coef"].values()), rtol=1e-7)
+    model = gc.BayesLogit.from_formula(PIMA["formula"], d, prior_scale_intercept="flat")
+    with pytest.warns(UserWarning, match="differ in scale") as rec:
+        res = model.fit(optimize_prior=True)
+    msg = [str(w.message) for w in rec if "differ in scale" in str(w.message)]
+    assert len(msg) == 1
+    assert f"by {PIMA['sd_ratio']:.0f}x" in msg[0]  # 90x, R's sd ratio (n - 1 cancels)
+    assert "'ped' (SD 0.344)" in msg[0] and "'glu' (SD 31)" in msg[0]
+    assert "standardize(x)" in msg[0] and "groups=" in msg[0] and "prior_cov=" in msg[0]
+    assert all(f"'{c}'" not in msg[0] for c in ("npreg", "bp", "skin", "bmi", "age"))
+    assert res.params["ped"] < 0.05 * PIMA["coef"]["ped"]  # the shrinkage it warns of
+    # the intercept (constant) in the shared group: still the columns' ratio, still a warning
+    with pytest.warns(UserWarning, match="differ in scale"):
+        gc.BayesLogit.from_formula(PIMA["formula"], d).fit(optimize_prior=True)
+
+
+def test_no_scale_warning_for_standardised_columns_or_separate_groups():
+    d = data("pima")
+    std = "y ~ " + " + ".join(f"standardize({c})" for c in PIMA_COLS)
+    groups = {"large": [c for c in PIMA_COLS if c != "ped"], "small": ["ped"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = gc.BayesLogit.from_formula(std, d, prior_scale_intercept="flat").fit(
+            optimize_prior=True)
+        by_group = gc.BayesLogit.from_formula(PIMA["formula"], d, prior_scale_intercept="flat"
+                                              ).fit(optimize_prior=True, groups=groups)
+        gc.BayesLogit.from_formula(PIMA["formula"], d).fit()  # a fixed prior: not optimised
+    # standardised, ped's effect per SD keeps most of R's maximum-likelihood one
+    assert res.params["standardize(ped)"] > 0.75 * PIMA["coef"]["ped"] * PIMA["sd"]["ped"]
+    assert by_group.params["ped"] > 0.75 * PIMA["coef"]["ped"]

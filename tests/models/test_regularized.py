@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import warnings
 
 import matplotlib
@@ -507,3 +508,25 @@ def test_non_convergence_warns(bw):
     with pytest.warns(gc.ConvergenceWarning, match="penalised fit did not converge"):
         res = model.fit_regularized(0.001, maxiter=1)
     assert not res.converged
+
+
+def test_refit_reports_the_iterations_of_fit_regularized(bw):
+    """issue 26: ``path.refit(...)`` showed "No. Iterations: 0" (it restarted at the path's
+    own solution); it is ``fit_regularized`` at that alpha, iteration count included."""
+    model = gcf.logit("low ~ age + lwt + smoke + ht", bw)
+    path = model.regularization_path(30, cv=5, seed=7)
+    assert path.alpha_min < path.alphas[0]  # a penalised fit with work to do
+    for which in ("min", "1se"):
+        a = path.alpha_min if which == "min" else path.alpha_1se
+        refit, direct = path.refit(which), model.fit_regularized(a)
+        assert (refit.n_iter, refit.n_sweeps) == (direct.n_iter, direct.n_sweeps)
+        pd.testing.assert_series_equal(refit.params, direct.params, rtol=0, atol=0)
+        shown = re.search(r"No\. Iterations:\s+(\d+)", str(refit.summary()))
+        assert int(shown.group(1)) == direct.n_iter
+    assert path.refit("min").n_iter > 0
+    iris = pd.read_csv(REF / "data" / "iris.csv")
+    mn = gcf.mnlogit("Species ~ Sepal_Length + Petal_Length", iris)
+    mpath = mn.regularization_path(10, cv=3, seed=0, alpha_min_ratio=0.01)
+    refit = mpath.refit("min")
+    direct = mn.fit_regularized(mpath.alpha_min)
+    assert refit.n_iter == direct.n_iter > 0
