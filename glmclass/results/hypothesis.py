@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, stats
 
+from ..numerics.stderr import quadratic_form_errors
+
 #: Characters that continue an identifier: a name followed by one of them is a longer word.
 _WORD = re.compile(r"[A-Za-z0-9_.]")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -543,7 +545,7 @@ def t_test(res, hypothesis) -> TTestResults:
     :meth:`~glmclass.results.likelihood.LikelihoodResults.t_test`)."""
     cons, R, b, V = _pieces(res, hypothesis)
     effect = R @ b
-    sd = np.sqrt(np.einsum("ij,jk,ik->i", R, V, R))
+    sd = quadratic_form_errors(np.einsum("ij,jk,ik->i", R, V, R), V, "constraints")
     stat = (effect - cons.q) / sd
     use_t = bool(res.use_t)
     p = 2 * (stats.t.sf(np.abs(stat), res.df_resid) if use_t else stats.norm.sf(np.abs(stat)))
