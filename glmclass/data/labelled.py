@@ -104,5 +104,50 @@ def refuse_unlabelled(key: str, positional: str) -> ValueError:
         "or give the data known divisions (ddf.set_index / dd.from_pandas)")
 
 
+def check_row_labels(values, data, key: str) -> None:
+    """A pandas object given per row in memory (cluster labels, a mixed model's groups) pairs
+    with the rows by its index, never silently by position (as the per-row weights and
+    offsets): its index must be that of the rows used, or of the rows given (before rows with
+    missing values were dropped). One whose index is 0..n-1 pairs by position, as an array;
+    data without row labels accept any index; anything but a pandas object passes.
+
+    Parameters
+    ----------
+    values : object
+    data : ModelData
+        In memory: its ``index`` (rows used), ``source_rows``, ``n_source`` and
+        ``labelled``.
+    key : str
+        The argument's name, for the message.
+
+    Raises
+    ------
+    ValueError
+        The index differs, naming ``key`` and the first difference.
+    """
+    if not is_pandas(values):
+        return
+    index, rows = values.index, data.index
+    default = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+    if not getattr(data, "labelled", True) or default or index.equals(rows):
+        return
+    source = data.source_rows
+    if source is not None and len(index) == data.n_source and index.take(source).equals(rows):
+        return
+    if len(index) == len(rows):
+        diff = np.flatnonzero(index.to_numpy(dtype=object) != rows.to_numpy(dtype=object))
+        j = int(diff[0]) if diff.size else 0
+        where = (f"first difference at position {j}: {_plain(index[j])!r} against "
+                 f"{_plain(rows[j])!r}")
+    else:
+        inside = int(index.isin(rows).sum())
+        where = f"{len(index)} labels, {inside} of them among the {len(rows)} rows the model uses"
+    column = "name the column of the data instead, " if key.startswith("cov_kwds") else ""
+    name = key.split("[")[-1].strip("']") if key.startswith("cov_kwds") else key
+    raise ValueError(f"{key} and the rows of the data have different indexes ({where}); align "
+                     f"them (e.g. {name}.reindex(data.index)), {column}or pass "
+                     f"{name}.to_numpy() to pair rows by position")
+
+
 def _plain(value):
     return value.item() if isinstance(value, np.generic) else value

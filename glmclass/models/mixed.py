@@ -26,6 +26,7 @@ from scipy import optimize
 
 from .. import families as F
 from .. import links as L
+from ..data.labelled import check_row_labels
 from ..data.model_data import ModelData, has_dask, is_dask
 from ..errors import ConvergenceWarning, GlmclassWarning, warn_user
 from ..formula.bars import (
@@ -188,6 +189,8 @@ class MixedGLM(Model):
             if groups is None:
                 raise ValueError("groups is required: one grouping label per row (or use "
                                  "from_formula with a term such as (1 | g))")
+            for key, values in (("groups", groups), ("exog_re", exog_re)):
+                check_row_labels(values, data, key)  # pandas objects pair by label
             blocks = _array_blocks(groups, exog_re, data.nrows, data.source_rows)
             self.random_formula = None
         self.blocks = tuple(blocks)
