@@ -451,6 +451,10 @@ def _subset(data: Any, rows: dict, subset: Any) -> tuple[Any, dict]:
     """``data`` and the per-row arrays in ``rows`` restricted to ``subset`` (a boolean mask,
     or row labels), as statsmodels' ``from_formula(..., subset=)``."""
     if is_dask(data):
+        if not is_dask(subset):  # Dask would select columns, or fail on a pandas mask
+            raise TypeError("subset= with Dask data must be a Dask boolean Series of that "
+                            "DataFrame (e.g. ddf['age'] > 30), got "
+                            f"{type(subset).__name__}")
         return data[subset], rows
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"subset= needs a pandas DataFrame as data, got {type(data).__name__}")

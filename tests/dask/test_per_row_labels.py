@@ -173,3 +173,26 @@ def test_cluster_labels_with_their_own_index_on_an_array_model_are_refused(rows)
     g = pd.Series(np.arange(len(rows)) % 7, index=rows.index).sample(frac=1.0, random_state=1)
     with pytest.raises(ValueError, match=r"cov_kwds\['groups'\] is a pandas object"):
         m.fit(cov_type="cluster", cov_kwds={"groups": g})
+
+
+def test_a_pandas_subset_of_dask_data_is_refused_by_name(rows):
+    """It raised Dask's "Item wrong length 300 instead of 0" (a list would select columns)."""
+    ddf = dd.from_pandas(rows, npartitions=3)
+    with pytest.raises(TypeError, match=r"subset= with Dask data must be a Dask boolean Series"):
+        gc.GLM.from_formula("y ~ x", ddf, family=F.Poisson(), subset=rows.x > 0)
+    lazy = gc.GLM.from_formula("y ~ x", ddf, family=F.Poisson(), subset=ddf.x > 0).fit()
+    mem = gc.GLM.from_formula("y ~ x", rows, family=F.Poisson(), subset=rows.x > 0).fit()
+    close(lazy.params, mem.params)
+
+
+def test_a_new_rows_offset_of_other_partitions_is_refused(rows):
+    """Predicting Dask rows with an offset partitioned otherwise raised Dask's "Missing
+    dependency"; a Dask array raised "offset has 300 values but the data have 100 rows"."""
+    res = gc.GLM.from_formula("y ~ x", rows, family=F.Poisson(), offset=rows["o"]).fit()
+    ddf = dd.from_pandas(rows, npartitions=3)
+    other = dd.from_pandas(rows, npartitions=4)
+    with pytest.raises(ValueError, match=r"offset's partitions differ from the new data's"):
+        res.predict(ddf, offset=other["o"])
+    with pytest.raises(TypeError, match=r"offset must be a Dask Series aligned with it"):
+        res.predict(ddf, offset=ddf["o"].to_dask_array(lengths=True))
+    close(res.predict(ddf, offset=ddf["o"]).compute(), res.predict(rows, offset=rows["o"]))
