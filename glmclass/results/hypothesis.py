@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, stats
 
-from ..numerics.stderr import quadratic_form_errors
+from ..numerics.stderr import indefinite, quadratic_form_errors
 
 #: Characters that continue an identifier: a name followed by one of them is a longer word.
 _WORD = re.compile(r"[A-Za-z0-9_.]")
@@ -526,9 +526,13 @@ def wald_test(res, hypothesis, scalar: bool = True, use_f: bool = False) -> Wald
     cons, R, b, V = _pieces(res, hypothesis)
     chi2 = quadratic_form(R @ b - cons.q, R @ V @ R.T)
     if not np.isfinite(chi2):
+        why = (" The covariance of the estimates is indefinite, as a two-way cluster-robust "
+               "one can be: fit(cov_type='cluster', cov_kwds={'groups': [...], 'fix': True}) "
+               "sets its negative eigenvalues to zero (R's sandwich::vcovCL(fix = TRUE))."
+               if indefinite(V) else "")
         raise ValueError("hypothesis: R V R' is not positive definite (the covariance of the "
                          "constrained combinations has no inverse); test fewer or other "
-                         "constraints")
+                         "constraints." + why)
     m = R.shape[0]
     if use_f:
         stat, df_denom = chi2 / m, float(res.df_resid)

@@ -116,3 +116,11 @@ def test_a_semidefinite_covariance_keeps_rounding_at_zero():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert res.get_prediction(df).summary_frame()["mean_se"].notna().all()
+
+
+def test_a_wald_test_on_the_negative_variance_says_why():
+    res, _ = fit_recording(case_frame("slope"), **TWO_WAY)
+    with pytest.raises(ValueError, match=r"not positive definite.*indefinite.*'fix': True"):
+        res.wald_test("z = 0")
+    fixed, _ = fit_recording(case_frame("slope"), **FIXED)
+    assert fixed.wald_test("z = 0").pvalue > 0
