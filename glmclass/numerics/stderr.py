@@ -48,8 +48,11 @@ def standard_errors(variances: np.ndarray, names) -> np.ndarray:
 
 
 def _label(name) -> str:
-    """A coefficient's label as a user reads it (a multinomial one is (level, term))."""
-    return ":".join(map(str, name)) if isinstance(name, tuple) else str(name)
+    """A coefficient's label as a user reads it: a multinomial one, (level, term), as
+    ``[level]term`` (the name wald_test reads)."""
+    if isinstance(name, tuple) and len(name) == 2:
+        return f"[{name[0]}]{name[1]}"
+    return str(name)
 
 
 def quadratic_form_errors(variances: np.ndarray, cov: np.ndarray, what: str) -> np.ndarray:

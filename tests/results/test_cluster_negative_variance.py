@@ -124,3 +124,20 @@ def test_a_wald_test_on_the_negative_variance_says_why():
         res.wald_test("z = 0")
     fixed, _ = fit_recording(case_frame("slope"), **FIXED)
     assert fixed.wald_test("z = 0").pvalue > 0
+
+
+@pytest.mark.parametrize("model", ["mnlogit", "ordinal"])
+def test_multinomial_and_ordinal_fits_name_the_coefficient(model):
+    """Every likelihood model reads its standard errors through the same check: a
+    multinomial coefficient is named as wald_test names it, ``[level]term``."""
+    df = case_frame("slope").assign(k=lambda d: (d.y + (d.z > 0.5)).astype(int))
+    make = gc.MNLogit if model == "mnlogit" else gc.OrderedModel
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("error", RuntimeWarning)
+        res = make.from_formula("k ~ x + z", df).fit(**TWO_WAY)
+        flat = res.bse.to_numpy().ravel()
+    ours = [w for w in caught if issubclass(w.category, gc.GlmclassWarning)]
+    assert np.isnan(flat).sum() == 1 and len(ours) == 1
+    text = str(ours[0].message)
+    assert ("'[1]z'" if model == "mnlogit" else "'z'") in text
