@@ -413,6 +413,10 @@ def from_dask_arrays(endog, exog, missing: str = "drop", **arrays) -> DaskModelD
     exog : dask Array or DataFrame of shape (n_obs, p)
     missing : {"drop", "raise"}
     **arrays : per-row arrays (offsets, weights) or None
+        Dask collections of the same partitions, NumPy arrays (by position), or pandas
+        objects: matched by row label when exog (or endog) is a Dask DataFrame/Series with
+        known divisions, refused when its divisions are unknown, by position beside Dask
+        arrays (which have no row labels, as NumPy rows in memory).
 
     Returns
     -------
@@ -530,7 +534,8 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     data : dask.dataframe.DataFrame
     missing : {"drop", "raise"}
     eval_env : patsy.EvalEnvironment
-    **arrays : Dask Series or arrays aligned with ``data``'s partitions, column names, or None
+    **arrays : Dask Series or arrays aligned with ``data``'s partitions, column names, pandas
+        Series (matched by row label; ``data`` needs known divisions), or None
         A column named by ``offset=``/``exposure=`` becomes an ``offset()`` term of the
         formula (read from new data when predicting), as in memory; weights named by column
         are taken from ``data``.
