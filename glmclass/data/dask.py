@@ -43,23 +43,20 @@ from ..formula.spec import complete_rows
 from ..rows import dask as dask_rows
 from ..rows.blocks import add
 from ..rows.dask import DaskBlocks, literal, tree_reduce
-from .groups import (
-    checked_labels,
-    distinct_labels,
-    label_names,
-    merge_distinct,
-    part_labels,
-    split_rows,
-)
+from . import groups as G
+from . import labelled as L
 from .model_data import ModelData, is_dask
 from .offsets import PREDICTED_BY_NAME, named_columns
 from .parts import (
+    DaskIndex,
     DataFacts,
     array_part,
+    build_report,
     check_counts,
     formula_part,
     merge_facts,
     merge_witnesses,
+    numeric_column_names,
     part_facts,
     take_part_columns,
     witness_of,
@@ -164,22 +161,6 @@ def lazy_column(parts, lengths, key, tail: tuple, dtype) -> da.Array:
     return da.concatenate(chunks, axis=0) if chunks else da.zeros((0,) + tail, dtype=dtype)
 
 
-class DaskIndex:
-    """The row labels of Dask data: never gathered on the client; its ``fingerprint`` stands
-    in for the labels in :func:`glmclass.results.base.row_key`."""
-
-    def __init__(self, parts, facts: DataFacts) -> None:
-        self._parts = parts
-        self._n = sum(facts.lengths)
-        self.fingerprint = facts.fingerprint()
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __repr__(self) -> str:
-        return f"<DaskIndex: {self._n} rows in {len(self._parts)} partitions>"
-
-
 @dataclass(frozen=True)
 class DaskModelData(ModelData):
     """:class:`ModelData` whose rows live in the partitions of Dask collections.
@@ -217,19 +198,8 @@ class DaskModelData(ModelData):
         return self.facts.lengths
 
     def build_report(self) -> str | None:
-        """The build's passes and their times, e.g. ``design: 1 pass, 2.1 s; parts: built,
-        checked and persisted in 3.4 s``."""
-        if not self.timings:
-            return None
-        out = []
-        if "design_s" in self.timings:
-            n = self.timings.get("design_passes", 1)
-            out.append(f"design: {n} pass{'es' if n != 1 else ''}, "
-                       f"{self.timings['design_s']:.3f} s")
-        how = "persisted" if self.persisted else "not persisted: rebuilt every pass"
-        out.append(f"parts: built and checked in {self.timings.get('facts_s', 0.0):.3f} s "
-                   f"({how})")
-        return "; ".join(out)
+        """The build's passes and their times (:func:`~glmclass.data.parts.build_report`)."""
+        return build_report(self.timings, self.persisted)
 
     # --- calls of a function on every partition's rows (what the results' per-row outputs and
     # sums over rows are made of: glmclass.results.dask) ---------------------------------------
@@ -369,40 +339,29 @@ def cluster_label_parts(data: DaskModelData, groups, columns: list | None) -> tu
     if columns is not None:
         names = tuple(columns)
         frames = data.frame[list(columns)].to_delayed()
-        pieces = [delayed(part_labels, pure=True)(f, p, names)
+        pieces = [delayed(G.part_labels, pure=True)(f, p, names)
                   for f, p in zip(frames, data.parts, strict=True)]
     elif is_dask(groups):
         pieces, names = _dask_label_parts(data, groups)
     else:
-        arr = np.asarray(groups.to_numpy() if isinstance(groups, (pd.Series, pd.DataFrame))
-                         else groups)
-        if arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape[1] not in (1, 2)):
-            raise ValueError(f"cov_kwds['groups'] must have one label per row (shape (n,)) or "
-                             f"two (shape (n, 2)), got shape {arr.shape}")
-        if arr.shape[0] != data.nrows:
-            raise ValueError(f"cov_kwds['groups'] has {arr.shape[0]} values, but the model "
-                             f"uses {data.nrows} rows")
-        names = label_names(groups, 1 if arr.ndim == 1 else arr.shape[1])
-        pieces = [delayed(checked_labels, pure=True)(a, names)
-                  for a in split_rows(arr, data.lengths)]
+        arr, names = G.positional_labels(groups, data.nrows)
+        pieces = [delayed(G.checked_labels, pure=True)(a, names)
+                  for a in G.split_rows(arr, data.lengths)]
     if data.persisted:  # held beside the parts: the sandwich's pass reads no column again
         pieces = list(dask_rows.persist(*pieces, what="labels"))
-    distinct = tree_reduce([delayed(distinct_labels, pure=True)(p) for p in pieces],
-                           merge_distinct, tuple(np.empty(0) for _ in names))
+    distinct = tree_reduce([delayed(G.distinct_labels, pure=True)(p) for p in pieces],
+                           G.merge_distinct, tuple(np.empty(0) for _ in names))
     return tuple(pieces), names, tuple(len(d) for d in distinct)
 
 
 def _dask_label_parts(data: DaskModelData, groups) -> tuple:
     """Label pieces of a Dask Series/DataFrame/array given as groups: matched by row label
     on the formula path, by position when no row was dropped."""
-    m = 1 if groups.ndim == 1 else groups.shape[1]
-    if m not in (1, 2):
-        raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
-                         f"clustering), got {m}")
-    names = label_names(groups, m)
+    m = G.label_count(groups)
+    names = G.label_names(groups, m)
     if data.frame is not None and hasattr(groups, "divisions"):
         frames = _partitions_of(groups, data.frame, "cov_kwds['groups']")
-        return [delayed(part_labels, pure=True)(f, p, names)
+        return [delayed(G.part_labels, pure=True)(f, p, names)
                 for f, p in zip(frames, data.parts, strict=True)], names
     if data.n_dropped:
         raise ValueError(f"cov_kwds['groups']: {data.n_dropped} rows were dropped for missing "
@@ -413,7 +372,7 @@ def _dask_label_parts(data: DaskModelData, groups) -> tuple:
     arr = _dask_vector(arr[:, 0] if m == 1 and arr.ndim == 2 else arr, data.lengths,
                        "cov_kwds['groups']", two=m == 2)
     chunks = arr.to_delayed().ravel() if arr.ndim == 1 else arr.to_delayed()[:, 0]
-    return [delayed(checked_labels, pure=True)(c, names) for c in chunks], names
+    return [delayed(G.checked_labels, pure=True)(c, names) for c in chunks], names
 
 
 # --- the two entry points -------------------------------------------------------------------------
@@ -454,6 +413,10 @@ def from_dask_arrays(endog, exog, missing: str = "drop", **arrays) -> DaskModelD
     exog : dask Array or DataFrame of shape (n_obs, p)
     missing : {"drop", "raise"}
     **arrays : per-row arrays (offsets, weights) or None
+        Dask collections of the same partitions, NumPy arrays (by position), or pandas
+        objects: matched by row label when exog (or endog) is a Dask DataFrame/Series with
+        known divisions, refused when its divisions are unknown, by position beside Dask
+        arrays (which have no row labels, as NumPy rows in memory).
 
     Returns
     -------
@@ -463,15 +426,10 @@ def from_dask_arrays(endog, exog, missing: str = "drop", **arrays) -> DaskModelD
         raise ValueError(f"missing must be 'drop' or 'raise', got {missing!r}")
     if endog is None:
         raise ValueError("endog is None: pass the response as an array of length n_obs")
-    names = None
+    names, labelled = None, next((o for o in (exog, endog) if hasattr(o, "divisions")), None)
+    exog_labels = labelled is exog  # then exog's chunks are the labels' partitions
     if hasattr(exog, "to_dask_array"):  # a Dask DataFrame or Series
-        cols = [exog.name] if exog.ndim == 1 else list(exog.columns)
-        for c, dt in zip(cols, [exog.dtype] if exog.ndim == 1 else exog.dtypes, strict=True):
-            if dt.kind not in "biuf":
-                raise ValueError(f"exog column {c!r} is not numeric ({dt}); encode it, or use "
-                                 "from_formula with C(column)")
-        names = [str(c) for c in cols]
-        exog = exog.to_dask_array(lengths=True)
+        names, exog = numeric_column_names(exog), exog.to_dask_array(lengths=True)
     if not isinstance(exog, da.Array):
         exog = da.from_array(np.asarray(exog), chunks=(max(1, len(exog) // 4) or 1, -1))
     if exog.ndim == 1:
@@ -492,7 +450,9 @@ def from_dask_arrays(endog, exog, missing: str = "drop", **arrays) -> DaskModelD
     endog_name = str(getattr(endog, "name", None) or "y")
     if getattr(endog, "ndim", 1) == 2 and hasattr(endog, "columns") and len(endog.columns) == 2:
         endog_name = " + ".join(map(str, endog.columns))  # as the in-memory path names it
-    y = _dask_vector(endog, chunks, "endog", two=True)
+    by = (labelled, chunks if exog_labels else None)
+    arrays = {k: _beside(a, k, *by) for k, a in arrays.items()}
+    y = _dask_vector(_beside(endog, "endog", *by), chunks, "endog", two=True)
     arrs = {k: _dask_vector(a, chunks, k) for k, a in arrays.items()}
     starts = np.concatenate([[0], np.cumsum(chunks)[:-1]]).astype(int)
     blocks = {k: (a.to_delayed().ravel() if a is not None else [None] * len(chunks))
@@ -504,6 +464,34 @@ def from_dask_arrays(endog, exog, missing: str = "drop", **arrays) -> DaskModelD
     nbytes = float(exog.shape[0]) * (p + 4) * 8.0
     return _finish(parts, names, endog_name, None, None, missing, nbytes,
                    arrays.get("exposure") is not None)
+
+
+def _beside(a, key: str, labelled, chunks: tuple | None):
+    """A per-row argument of the array path as the rows' values: a pandas object matched by
+    row label to ``labelled`` (the Dask DataFrame or Series of exog or endog, None for Dask
+    arrays: then by position, as in memory for NumPy rows), a Dask collection checked to
+    share its divisions, anything else as given. ``chunks``: the rows of ``labelled``'s
+    partitions (None: counted here)."""
+    if labelled is None or a is None or a is labelled:
+        return a
+    if hasattr(a, "divisions"):
+        if (labelled.known_divisions and a.known_divisions
+                and tuple(a.divisions) != tuple(labelled.divisions)):
+            raise ValueError(f"{key}'s partitions (divisions) differ from the data's: take it "
+                             "from the same Dask DataFrame or repartition both alike")
+        return a
+    if not L.is_pandas(a):
+        return a
+    if not labelled.known_divisions:
+        raise L.refuse_unlabelled(key, ", or a NumPy array (paired by position)")
+    a = L.check_labelled(a, key, numeric=key != "endog")
+    if chunks is None:  # the labels are endog's, exog a Dask array: count endog's rows
+        chunks = labelled.to_dask_array(lengths=True).chunks[0]
+    node, dtype = literal(a, "per-row"), a.iloc[:0].to_numpy().dtype
+    tail = () if a.ndim == 1 else (a.shape[1],)
+    return da.concatenate([da.from_delayed(delayed(L.values_at, pure=True)(i, node, key),
+                                           shape=(n,) + tail, dtype=dtype)
+                           for i, n in zip(labelled.index.to_delayed(), chunks, strict=True)])
 
 
 def _partitions_of(a, data, key: str) -> list:
@@ -520,12 +508,18 @@ def _partitions_of(a, data, key: str) -> list:
             raise ValueError(f"{key}'s partitions (divisions) differ from data's: take it "
                              "from the same DataFrame or repartition both alike")
         return list(a.to_delayed())
+    if L.is_pandas(a):  # matched to each partition's rows by label, where it lives
+        if not data.known_divisions:
+            raise L.refuse_unlabelled(key, " or the name of a column of the data")
+        a = L.check_labelled(a, key, numeric=True)
+        return [literal(L.ByLabel(a, key), "per-row")] * data.npartitions
     if isinstance(a, da.Array):
         if a.numblocks[0] != data.npartitions:
             raise ValueError(f"{key} has {a.numblocks[0]} chunks but data has "
                              f"{data.npartitions} partitions: chunk it like data")
         return list(a.to_delayed().ravel())
-    raise TypeError(f"{key} must be a Dask Series or array aligned with data's partitions "
+    raise TypeError(f"{key} must be a Dask Series or array aligned with data's partitions, "
+                    "a pandas Series with data's row labels, or the name of a column of data "
                     f"when data is a Dask DataFrame, got {type(a).__name__}")
 
 
@@ -540,7 +534,8 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
     data : dask.dataframe.DataFrame
     missing : {"drop", "raise"}
     eval_env : patsy.EvalEnvironment
-    **arrays : Dask Series or arrays aligned with ``data``'s partitions, column names, or None
+    **arrays : Dask Series or arrays aligned with ``data``'s partitions, column names, pandas
+        Series (matched by row label; ``data`` needs known divisions), or None
         A column named by ``offset=``/``exposure=`` becomes an ``offset()`` term of the
         formula (read from new data when predicting), as in memory; weights named by column
         are taken from ``data``.

@@ -89,3 +89,31 @@ def label_names(groups, m: int) -> tuple:
     if m == 1:
         return (str(name) if name is not None else "groups",)
     return ("groups[0]", "groups[1]")
+
+
+def label_count(groups) -> int:
+    """The number of label columns of ``groups`` (1 or 2: one- or two-way clustering)."""
+    m = 1 if groups.ndim == 1 else groups.shape[1]
+    if m not in (1, 2):
+        raise ValueError(f"cov_kwds['groups'] must have one or two columns (one- or two-way "
+                         f"clustering), got {m}")
+    return m
+
+
+def positional_labels(groups, n_rows: int) -> tuple[np.ndarray, tuple]:
+    """Labels in memory paired with the ``n_rows`` rows used by position, and their names.
+
+    Raises
+    ------
+    ValueError
+        More than two label columns, or not one label per row used.
+    """
+    arr = np.asarray(groups.to_numpy() if isinstance(groups, (pd.Series, pd.DataFrame))
+                     else groups)
+    if arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape[1] not in (1, 2)):
+        raise ValueError(f"cov_kwds['groups'] must have one label per row (shape (n,)) or two "
+                         f"(shape (n, 2)), got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"cov_kwds['groups'] has {arr.shape[0]} values, but the model uses "
+                         f"{n_rows} rows")
+    return arr, label_names(groups, 1 if arr.ndim == 1 else arr.shape[1])

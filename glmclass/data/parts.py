@@ -20,6 +20,7 @@ import pandas as pd
 from ..errors import DataWarning, warn_user
 from ..formula.incremental import PartitionDesign, Witness
 from ..formula.spec import complete_rows
+from .labelled import ByLabel
 from .offsets import check_exposure, fold_exposure
 from .response import INTEGER_TOL
 
@@ -372,7 +373,9 @@ def _fold(y, arrays: dict, formula_offset: np.ndarray | None, name: str) -> tupl
 def formula_part(frame: pd.DataFrame, recipe: PartitionDesign, aligned: dict,
                   missing: str) -> tuple:
     """One partition of the formula path: the recipe's design of its complete rows."""
-    aligned = {k: (None if a is None else _as_float(a, k)) for k, a in aligned.items()}
+    aligned = {k: (None if a is None else _as_float(
+        a.at(frame.index) if isinstance(a, ByLabel) else a, k))
+        for k, a in aligned.items()}
     check_exposure(aligned.get("exposure"), frame.index)
     y, X, keep, off = recipe.build(frame, aligned, missing)
     if isinstance(y, pd.DataFrame):  # (successes, failures)
@@ -427,3 +430,44 @@ def witness_of(piece: pd.DataFrame, used: list) -> Witness:
 def merge_witnesses(a: Witness, b: Witness) -> Witness:
     """``a`` then ``b``, in a new Witness (a task's result is never changed in place)."""
     return Witness(list(a.values)).merge(a).merge(b)
+
+
+class DaskIndex:
+    """The row labels of Dask data: never gathered on the client; its ``fingerprint`` stands
+    in for the labels in :func:`glmclass.results.base.row_key`."""
+
+    def __init__(self, parts, facts: DataFacts) -> None:
+        self._parts = parts
+        self._n = sum(facts.lengths)
+        self.fingerprint = facts.fingerprint()
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"<DaskIndex: {self._n} rows in {len(self._parts)} partitions>"
+
+
+def build_report(timings: dict, persisted: bool) -> str | None:
+    """The build's passes and their times, e.g. ``design: 1 pass, 2.1 s; parts: built,
+    checked and persisted in 3.4 s`` (``DaskModelData.timings``)."""
+    if not timings:
+        return None
+    out = []
+    if "design_s" in timings:
+        n = timings.get("design_passes", 1)
+        out.append(f"design: {n} pass{'es' if n != 1 else ''}, {timings['design_s']:.3f} s")
+    how = "persisted" if persisted else "not persisted: rebuilt every pass"
+    out.append(f"parts: built and checked in {timings.get('facts_s', 0.0):.3f} s ({how})")
+    return "; ".join(out)
+
+
+def numeric_column_names(frame) -> list[str]:
+    """The column names of a Dask (or pandas) DataFrame or Series given as exog, each
+    checked to be numeric (naming the first that is not)."""
+    cols = [frame.name] if frame.ndim == 1 else list(frame.columns)
+    for c, dt in zip(cols, [frame.dtype] if frame.ndim == 1 else frame.dtypes, strict=True):
+        if dt.kind not in "biuf":
+            raise ValueError(f"exog column {c!r} is not numeric ({dt}); encode it, or use "
+                             "from_formula with C(column)")
+    return [str(c) for c in cols]

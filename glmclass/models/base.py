@@ -211,13 +211,14 @@ class Model:
         self.construct(from_arrays(endog, exog, missing, **rows), options)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Wrap the subclass's own ``fit_regularized`` so that statsmodels' arguments
-        (``method="l1"``, ``refit``, ``trim_mode``) and model options are answered with the
-        glmclass equivalent (:mod:`glmclass.models.vocabulary`). ``fit`` is not wrapped: its
-        warnings point at the user's call through a fixed stack level, which a wrapper's
-        frame would move."""
+        """Wrap the subclass's own ``fit`` and ``fit_regularized`` so that statsmodels'
+        arguments (``method="l1"``, ``refit``, ``trim_mode``), model options and per-row
+        arrays (``offset=``, ``freq_weights=``, ...) given to them are answered with the
+        glmclass equivalent (:mod:`glmclass.models.vocabulary`) instead of Python's "got an
+        unexpected keyword argument". Their warnings find the user's call whatever the depth
+        (:func:`glmclass.errors.warn_user`)."""
         super().__init_subclass__(**kwargs)
-        for name in ("fit_regularized",):
+        for name in ("fit", "fit_regularized"):
             fn = cls.__dict__.get(name)
             if callable(fn):  # a class's own definition, never one already wrapped
                 setattr(cls, name, _checked(fn, name))
@@ -417,16 +418,50 @@ def _checked(fn: Any, name: str) -> Any:
                 model_args = (_parameters(type(self).__init__) | set(type(self).row_args)
                               | {"subset", "missing", "eval_env", "engine"}) - {
                     "self", "endog", "exog"}
-                raise V.unknown_fit_args(type(self).__name__, name, unknown, takes, model_args)
+                error = str(V.unknown_fit_args(type(self).__name__, name, unknown, takes,
+                                               model_args))
+                if not takes:
+                    error = error.replace(f"{name}() takes: ", f"{name}() takes no arguments")
+                raise TypeError(". ".join([error, *_row_hints(type(self), name, unknown)]))
         return fn(self, *args, **kwargs)
 
     return method
+
+
+#: Per-row arrays a user may give to ``fit`` (statsmodels and R habits): each belongs to the
+#: model's constructor (``weights`` is R's ``glm(weights=)``, glmclass's ``var_weights``).
+ROW_NAMES = ("offset", "exposure", "freq_weights", "var_weights", "weights")
+
+
+def _row_hints(cls: type, method: str, unknown: list[str]) -> list[str]:
+    """What to do with per-row arrays given to ``method``: name the constructor argument, or
+    say that the model takes none of that kind."""
+    name, rows = cls.__name__, tuple(cls.row_args)
+    takes = f"its per-row arguments are {', '.join(rows)}" if rows else "it takes none"
+    out = []
+    for arg in unknown:
+        if arg == "weights":
+            weights = [w for w in ("var_weights", "freq_weights") if w in rows]
+            out.append(f"weights= is R's glm(weights=): here {weights[0]}= (var_weights: "
+                       "precision weights; freq_weights: counts of identical rows), an argument "
+                       f"of the model: {name}(endog, exog, {weights[0]}=...) or "
+                       f"{name}.from_formula(formula, data, {weights[0]}=...)" if weights else
+                       f"weights=: {name} takes no per-row weights")
+        elif arg in ROW_NAMES and arg not in rows:
+            out.append(f"{arg}= is a per-row array, given to a model's constructor (or "
+                       f"from_formula), not to {method}(), and {name} does not take it: "
+                       f"{takes}")
+    return out
 
 
 def _subset(data: Any, rows: dict, subset: Any) -> tuple[Any, dict]:
     """``data`` and the per-row arrays in ``rows`` restricted to ``subset`` (a boolean mask,
     or row labels), as statsmodels' ``from_formula(..., subset=)``."""
     if is_dask(data):
+        if not is_dask(subset):  # Dask would select columns, or fail on a pandas mask
+            raise TypeError("subset= with Dask data must be a Dask boolean Series of that "
+                            "DataFrame (e.g. ddf['age'] > 30), got "
+                            f"{type(subset).__name__}")
         return data[subset], rows
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"subset= needs a pandas DataFrame as data, got {type(data).__name__}")

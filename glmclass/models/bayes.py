@@ -16,7 +16,6 @@ prior distribution for logistic and other regression models. *Ann. Appl. Stat.* 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -27,7 +26,7 @@ from scipy.linalg import solve_triangular
 from .. import families as F
 from .. import links as L
 from ..data.model_data import ModelData
-from ..errors import ConvergenceWarning, GlmclassWarning
+from ..errors import ConvergenceWarning, GlmclassWarning, warn_user
 from ..numerics import laplace
 from ..numerics.linalg import NotPositiveDefinite, cholesky, spd_inverse
 from ..progress import IterationLog
@@ -272,10 +271,10 @@ class BayesBinary(GLMBase):
         alpha0 = np.array([_group_start(precision[codes == g]) for g in range(n_groups)])
         opt = laplace.maximize_evidence(evidence_at, codes, alpha0, method)
         if not opt.converged:
-            warnings.warn(f"the prior optimisation ({method}) did not converge; alpha = "
-                          f"{np.array2string(opt.alpha, precision=6)}. The evidence may keep "
-                          "growing as alpha -> 0 (separated data) or infinity (no signal)",
-                          ConvergenceWarning, stacklevel=3)
+            warn_user(f"the prior optimisation ({method}) did not converge; alpha = "
+                      f"{np.array2string(opt.alpha, precision=6)}. The evidence may keep "
+                      "growing as alpha -> 0 (separated data) or infinity (no signal)",
+                      ConvergenceWarning)
         _warn_at_bound(opt.alpha, group_names_of(codes, n_groups, self.exog_names))
         return _with_groups(precision, codes, opt.alpha), opt
 
@@ -300,7 +299,7 @@ class BayesBinary(GLMBase):
                 continue
             listed = ", ".join(f"{names[j]!r} (SD {sd[j]:.3g})" for j in small[:5]) + \
                 (f" and {len(small) - 5} more" if len(small) > 5 else "")
-            warnings.warn(
+            warn_user(
                 f"optimize_prior: the columns sharing one prior scale differ in scale by "
                 f"{sd[big] / min(sd[j] for j in small):.0f}x (more than {SCALE_RATIO:.0f}x): "
                 f"{listed} against {names[big]!r} (SD {sd[big]:.3g}). One prior sd on "
@@ -308,7 +307,7 @@ class BayesBinary(GLMBase):
                 "can shrink the small-scale columns' coefficients to nearly 0. Standardise the "
                 "columns (standardize(x) in the formula, or (x - mean) / sd), or give them "
                 "separate priors with groups= (one group per scale) or prior_cov=",
-                GlmclassWarning, stacklevel=4)
+                GlmclassWarning)
 
     def _optimize_factor(self, precision, method, control, start):
         """The factor alpha of a full prior N(m_0, S_0 / alpha) that maximises the evidence.
@@ -339,8 +338,8 @@ class BayesBinary(GLMBase):
         codes = np.zeros(p, dtype=int)
         opt = laplace.maximize_evidence(evidence_at, codes, np.ones(1), method)
         if not opt.converged:
-            warnings.warn(f"the prior optimisation ({method}) did not converge; alpha = "
-                          f"{opt.alpha[0]:.6g}", ConvergenceWarning, stacklevel=3)
+            warn_user(f"the prior optimisation ({method}) did not converge; alpha = "
+                      f"{opt.alpha[0]:.6g}", ConvergenceWarning)
         _warn_at_bound(opt.alpha, ["the prior covariance S_0"])
         return opt.alpha[0] * precision, opt
 
@@ -530,15 +529,15 @@ def _warn_at_bound(alpha: np.ndarray, groups: list[str]) -> None:
     lo, hi = laplace.ALPHA_BOUNDS
     for a, name in zip(np.atleast_1d(alpha), groups, strict=True):
         if np.log(hi / a) < 1e-4:  # within 0.01 % of the bound (Brent's last step)
-            warnings.warn(
+            warn_user(
                 f"optimize_prior: the prior scale of {name} is pinned at its lower bound "
                 f"{1 / np.sqrt(hi):.0e} (the evidence keeps growing as the scale shrinks: the "
                 "data show no signal in these coefficients, which are set to the prior mean); "
-                "this is the bound, not an optimum", ConvergenceWarning, stacklevel=4)
+                "this is the bound, not an optimum", ConvergenceWarning)
         elif np.log(a / lo) < 1e-4:
-            warnings.warn(
+            warn_user(
                 f"optimize_prior: the prior scale of {name} is clipped at its upper bound "
                 f"{1 / np.sqrt(lo):.0e} (the evidence keeps growing as the prior flattens: "
                 "separated data, whose maximum-likelihood estimates do not exist, or a "
                 "coefficient the prior no longer restrains); this is the bound, not an optimum: "
-                "fix prior_scale instead", ConvergenceWarning, stacklevel=4)
+                "fix prior_scale instead", ConvergenceWarning)

@@ -12,14 +12,12 @@ McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import families as F
 from .. import links as L
 from ..data.model_data import ModelData
-from ..errors import PerfectSeparationError, SeparationWarning
+from ..errors import PerfectSeparationError, SeparationWarning, warn_user
 from ..numerics import separation as S
 from ..progress import IterationLog
 from ..results.glm import GLMResults
@@ -159,7 +157,7 @@ class MLEGLM(GLMBase):
         if sep is not None and sep.separated:
             # one warning: separation explains the divergence, so no ConvergenceWarning as well
             extra = "" if fit.converged else f" IRLS stopped without converging ({fit.message})."
-            warnings.warn(sep.message() + extra, SeparationWarning, stacklevel=2)
+            warn_user(sep.message() + extra, SeparationWarning)
         else:
             if method in GD.METHODS:
                 self._warn_convergence(fit, GF.LABELS[method], GF.HINT)

@@ -11,13 +11,11 @@ McCullagh, P. and Nelder, J. A. (1989). *Generalized Linear Models*, 2nd ed., ch
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import families as F
 from ..data.model_data import ModelData
-from ..errors import ConvergenceWarning, RankDeficientWarning
+from ..errors import ConvergenceWarning, RankDeficientWarning, warn_user
 from ..rows.blocks import RowBlocks
 from ..rows.gram import column_abs_max
 from ..solvers.fit import Fit
@@ -84,10 +82,9 @@ class GLMBase(Model):
         if zero:
             verb = "is" if len(zero) == 1 else "are"
             why += f"; {', '.join(map(repr, zero))} {verb} all zero"
-        warnings.warn(
+        warn_user(
             f"the design is rank deficient: {', '.join(map(repr, names))} {why}; their "
-            "coefficients are NaN (drop them to silence this)", RankDeficientWarning,
-            stacklevel=3)
+            "coefficients are NaN (drop them to silence this)", RankDeficientWarning)
 
     def _warn_convergence(self, fit: Fit, what: str = "IRLS",
                           hint: str = "raise maxiter, give start_params, or rescale the "
@@ -98,7 +95,7 @@ class GLMBase(Model):
         w = ConvergenceWarning(
             f"{what} did not converge: {fit.message} (last deviances: {hist}); {hint}")
         w.history = fit.history  # the whole iteration history, for diagnosis
-        warnings.warn(w, stacklevel=3)
+        warn_user(w, ConvergenceWarning)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.family!r}, nobs={self.exog.shape[0]}>"

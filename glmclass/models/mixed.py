@@ -18,7 +18,6 @@ Statistical Software* 67(1); lme4 ``R/modular.R`` (``mkGlmerDevfun``, ``optimize
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,8 +26,9 @@ from scipy import optimize
 
 from .. import families as F
 from .. import links as L
+from ..data.labelled import check_row_labels
 from ..data.model_data import ModelData, has_dask, is_dask
-from ..errors import ConvergenceWarning, GlmclassWarning
+from ..errors import ConvergenceWarning, GlmclassWarning, warn_user
 from ..formula.bars import (
     RandomBlock,
     RandomFormula,
@@ -189,6 +189,8 @@ class MixedGLM(Model):
             if groups is None:
                 raise ValueError("groups is required: one grouping label per row (or use "
                                  "from_formula with a term such as (1 | g))")
+            for key, values in (("groups", groups), ("exog_re", exog_re)):
+                check_row_labels(values, data, key)  # pandas objects pair by label
             blocks = _array_blocks(groups, exog_re, data.nrows, data.source_rows)
             self.random_formula = None
         self.blocks = tuple(blocks)
@@ -292,13 +294,12 @@ class MixedGLM(Model):
 
     def _warn(self, results: MixedGLMResults) -> None:
         if results.singular:
-            warnings.warn("boundary (singular) fit: a variance is estimated at 0 or a "
-                          "correlation at +-1 (see random_effects_cov); simplify the "
-                          "random-effect terms (lme4's help('isSingular'))", GlmclassWarning,
-                          stacklevel=3)
+            warn_user("boundary (singular) fit: a variance is estimated at 0 or a "
+                      "correlation at +-1 (see random_effects_cov); simplify the "
+                      "random-effect terms (lme4's help('isSingular'))", GlmclassWarning)
         check = results.convergence_check
         if check is not None:
-            warnings.warn(check, ConvergenceWarning, stacklevel=3)
+            warn_user(check, ConvergenceWarning)
 
 
 def derivatives(f, x: np.ndarray, h: float = 1e-4) -> tuple[float, np.ndarray, np.ndarray]:

@@ -14,13 +14,11 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_levels
-from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning
+from ..errors import ConvergenceWarning, RankDeficientWarning, SeparationWarning, warn_user
 from ..numerics import separation as S
 from ..numerics.separation import Separation
 from ..progress import IterationLog
@@ -351,19 +349,19 @@ class MNLogit(Model):
               what: str = "Newton's method") -> None:
         if aliased.any():
             names = [nm for nm, a in zip(self.exog_names, aliased, strict=True) if a]
-            warnings.warn(
+            warn_user(
                 f"the design is rank deficient: {', '.join(map(repr, names))} "
                 f"{'is a linear combination' if len(names) == 1 else 'are linear combinations'} "
                 "of earlier columns; their coefficients are NaN for every level (drop them to "
-                "silence this)", RankDeficientWarning, stacklevel=3)
+                "silence this)", RankDeficientWarning)
         if sep.separated:
-            warnings.warn(sep.message(), SeparationWarning, stacklevel=3)
+            warn_user(sep.message(), SeparationWarning)
         elif not fit.converged:
             hist = ", ".join(f"{h:.6g}" for h in fit.history[-5:])
             hint = "raise maxiter or scale the columns" if what == "Newton's method" \
                 else GF.HINT
-            warnings.warn(f"{what} did not converge: {fit.message} (last deviances: "
-                          f"{hist}); {hint}", ConvergenceWarning, stacklevel=3)
+            warn_user(f"{what} did not converge: {fit.message} (last deviances: "
+                      f"{hist}); {hint}", ConvergenceWarning)
 
     # --- penalised fits (glmclass.models.regularized) -----------------------------------------
     def fit_regularized(self, alpha, L1_wt: float = 1.0, *, penalty_factor=None,

@@ -14,7 +14,6 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -22,7 +21,7 @@ import pandas as pd
 
 from ..data.model_data import ModelData, check_finite
 from ..data.response import encode, levels_of
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, warn_user
 from ..likelihoods.ordinal import NominalOrdinalLikelihood, OrdinalLikelihood
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..progress import IterationLog
@@ -361,8 +360,8 @@ class OrderedModel(Model):
         except NotPositiveDefinite:
             bread = None
         if not fit.converged:
-            warnings.warn(f"Newton's method did not converge: {fit.message}; raise maxiter or "
-                          "scale the columns", ConvergenceWarning, stacklevel=2)
+            warn_user(f"Newton's method did not converge: {fit.message}; raise maxiter or "
+                      "scale the columns", ConvergenceWarning)
         return OrderedResults(self, theta, bread, fit, self._null_llf(control), cov, method)
 
     def held_fit(self, j: int, b: float, maxiter: int, tol: float,

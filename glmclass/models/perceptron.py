@@ -12,13 +12,12 @@ Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The Elements of Statistical
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 
 from ..data.model_data import ModelData, check_finite
 from ..data.response import multiclass_response
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, warn_user
 from ..results.perceptron import PerceptronResults
 from ..rows.blocks import RowBlocks
 from ..solvers.control import Control
@@ -166,17 +165,16 @@ class Perceptron(CodedRows, Model):
         bad = [k for k, f in fits.items() if not f.converged]
         stopped = [f.message for f in fits.values() if f.message]
         if stopped:  # the solver stopped early and says why (weights that overflowed)
-            warnings.warn(f"the perceptron did not converge: {stopped[0]}", ConvergenceWarning,
-                          stacklevel=2)
+            warn_user(f"the perceptron did not converge: {stopped[0]}", ConvergenceWarning)
         elif bad:
             which = "" if len(fits) == 1 else f" ({', '.join(bad)})"
             errs = ", ".join(str(int(fits[k].history.min())) for k in bad)
             kept = "the pocket weights are kept" if self.pocket else \
                 "pass pocket=True to keep the best weights"
-            warnings.warn(
+            warn_user(
                 f"the perceptron{which} did not converge in {self.max_epochs} epochs: fewest "
                 f"training errors seen {errs}; the data may not be linearly separable ({kept}, "
-                "or raise max_epochs)", ConvergenceWarning, stacklevel=2)
+                "or raise max_epochs)", ConvergenceWarning)
         return PerceptronResults(self, fits)
 
     def __repr__(self) -> str:

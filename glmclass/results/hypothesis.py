@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, stats
 
+from ..numerics.stderr import indefinite, quadratic_form_errors
+
 #: Characters that continue an identifier: a name followed by one of them is a longer word.
 _WORD = re.compile(r"[A-Za-z0-9_.]")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -524,9 +526,13 @@ def wald_test(res, hypothesis, scalar: bool = True, use_f: bool = False) -> Wald
     cons, R, b, V = _pieces(res, hypothesis)
     chi2 = quadratic_form(R @ b - cons.q, R @ V @ R.T)
     if not np.isfinite(chi2):
+        why = (" The covariance of the estimates is indefinite, as a two-way cluster-robust "
+               "one can be: fit(cov_type='cluster', cov_kwds={'groups': [...], 'fix': True}) "
+               "sets its negative eigenvalues to zero (R's sandwich::vcovCL(fix = TRUE))."
+               if indefinite(V) else "")
         raise ValueError("hypothesis: R V R' is not positive definite (the covariance of the "
                          "constrained combinations has no inverse); test fewer or other "
-                         "constraints")
+                         "constraints." + why)
     m = R.shape[0]
     if use_f:
         stat, df_denom = chi2 / m, float(res.df_resid)
@@ -543,7 +549,7 @@ def t_test(res, hypothesis) -> TTestResults:
     :meth:`~glmclass.results.likelihood.LikelihoodResults.t_test`)."""
     cons, R, b, V = _pieces(res, hypothesis)
     effect = R @ b
-    sd = np.sqrt(np.einsum("ij,jk,ik->i", R, V, R))
+    sd = quadratic_form_errors(np.einsum("ij,jk,ik->i", R, V, R), V, "constraints")
     stat = (effect - cons.q) / sd
     use_t = bool(res.use_t)
     p = 2 * (stats.t.sf(np.abs(stat), res.df_resid) if use_t else stats.norm.sf(np.abs(stat)))

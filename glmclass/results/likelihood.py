@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..numerics.stderr import standard_errors
 from ..summary import Summary
 from . import deviance_tables as DT
 from . import hypothesis as H
@@ -113,7 +114,8 @@ class LikelihoodResults(LikelihoodMixin, FrozenResults):
     @cached_property
     def bse(self) -> pd.Series | pd.DataFrame:
         """Standard errors, the square roots of the diagonal of ``cov_params()``."""
-        return self.like_params(np.sqrt(self.cov_values.diagonal()), "bse")
+        return self.like_params(standard_errors(self.cov_values.diagonal(), self.coef_index),
+                                "bse")
 
     @cached_property
     def tvalues(self) -> pd.Series | pd.DataFrame:

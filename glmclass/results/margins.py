@@ -50,6 +50,7 @@ import pandas as pd
 from scipy import stats
 
 from ..likelihoods import likelihood_of
+from ..numerics.stderr import quadratic_form_errors
 from ..rows.blocks import block_rows
 from ..summary import Summary
 from .base import num
@@ -92,8 +93,7 @@ class MarginalEffects:
                  cov_type: str = "nonrobust") -> None:
         self.margeff = pd.Series(values, index=index, name="margeff")
         self.margeff_cov = pd.DataFrame(cov, index=index, columns=index)
-        with np.errstate(invalid="ignore"):
-            se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        se = quadratic_form_errors(np.diag(cov), cov, "marginal effects")
         self.margeff_se = pd.Series(se, index=index, name="margeff_se")
         self.kind = pd.Series(kinds, index=index, name="kind")
         self.at, self.method, self.dummy, self.cov_type = at, method, dummy, cov_type

@@ -33,6 +33,7 @@ import pandas as pd
 from scipy import special
 
 from ..numerics.covariance import hat_values
+from ..numerics.stderr import quadratic_form_errors
 from .base import check_which
 from .dask import detach, lazy_output, lazy_rows, map_new_rows, refuse_new_offset
 
@@ -229,8 +230,7 @@ def glm_prediction(res, exog, which: str, offset) -> PredictionResults | LazyPre
     if X is None:
         X = m.exog if keep.all() else m.exog[:, keep]
     V = res.cov_values[np.ix_(keep, keep)]
-    with np.errstate(invalid="ignore"):
-        se_eta = np.sqrt(np.maximum(_variance_rows(X, V), 0.0))
+    se_eta = quadratic_form_errors(_variance_rows(X, V), V, "predictions")
     if which == "linear":
         return PredictionResults(eta, se_eta, eta, se_eta, lambda e: e, res.critical_value,
                                  "linear", index)
@@ -263,7 +263,7 @@ def mnlogit_prediction(res, exog, which: str, offset
             Q[:, j, l] = Q[:, l, j] = _variance_rows(Xk, sym)
     q = res.critical_value
     if which == "linear":
-        se = np.sqrt(np.maximum(np.diagonal(Q, axis1=1, axis2=2), 0.0))
+        se = quadratic_form_errors(np.diagonal(Q, axis1=1, axis2=2), V, "predictions")
         return PredictionResults(eta, se, eta, se, lambda e: e, q, "linear", index,
                                  list(res.nonref_levels))
     prob_fit = res.probabilities(eta, natural=False)  # fit order: reference first
@@ -271,7 +271,7 @@ def mnlogit_prediction(res, exog, which: str, offset
     C = -prob_fit[:, :, None] * prob_fit[:, None, 1:]
     C[:, 1:, :] += np.einsum("ik,kj->ikj", prob_fit[:, 1:], np.eye(k1))
     var = np.einsum("ikj,ijl,ikl->ik", C, Q, C)
-    se = np.sqrt(np.maximum(var, 0.0))
+    se = quadratic_form_errors(var, V, "predictions")
     with np.errstate(divide="ignore", invalid="ignore"):
         logit = special.logit(prob_fit)
         logit_se = se / (prob_fit * (1.0 - prob_fit))
@@ -306,7 +306,7 @@ def level_prediction(likelihood, X: np.ndarray, params: np.ndarray, offset: np.n
     prob = likelihood.mean(X, params, offset)
     G = likelihood.mean_jacobian(X, params, offset)  # (n, K, m)
     var = np.einsum("nka,ab,nkb->nk", G, cov, G)
-    se = np.sqrt(np.maximum(var, 0.0))
+    se = quadratic_form_errors(var, cov, "predictions")
     with np.errstate(divide="ignore", invalid="ignore"):
         logit = special.logit(prob)
         logit_se = se / (prob * (1.0 - prob))

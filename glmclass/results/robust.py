@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..data.labelled import check_row_labels
 from ..data.pieces import column_values
 from ..errors import one_of
 from ..likelihoods import Likelihood
@@ -230,11 +231,11 @@ def _column_names(data, groups) -> list[str] | None:
 def _arrays(data, groups) -> tuple[list[np.ndarray], tuple[str, ...]]:
     """Label arrays (one or two) of the rows used, from an array, Series or DataFrame."""
     if isinstance(groups, pd.DataFrame):
-        _check_labels(data, groups)
+        check_row_labels(groups, data, "cov_kwds['groups']")
         values = [groups.iloc[:, j].to_numpy() for j in range(groups.shape[1])]
         names = tuple(str(c) for c in groups.columns)
     elif isinstance(groups, pd.Series):
-        _check_labels(data, groups)
+        check_row_labels(groups, data, "cov_kwds['groups']")
         values, names = [groups.to_numpy()], (str(groups.name) if groups.name is not None
                                                else "groups",)
     else:
@@ -253,10 +254,6 @@ def _arrays(data, groups) -> tuple[list[np.ndarray], tuple[str, ...]]:
     return [_rows_used(data, np.asarray(v), "cov_kwds['groups']") for v in values], names
 
 
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _default_index(index: pd.Index) -> bool:
     """Whether ``index`` is 0, 1, ..., n-1 (a Series built from values, or reset): such
     labels say nothing about the rows, and the values pair with the rows by position."""
@@ -272,34 +269,6 @@ def _positional_only(groups) -> None:
             "matched to the rows of Dask data; name the column of the data "
             "(cov_kwds={'groups': 'firm'}), pass a Dask Series of the data, or pass "
             "groups.to_numpy() to pair the labels with the rows by position")
-
-
-def _check_labels(data, groups) -> None:
-    """A pandas object of cluster labels pairs with the rows by its index, never silently
-    by position (as the per-row weights and offsets): its index must be that of the rows used,
-    or of the rows given (before rows with missing values were dropped). One whose index is
-    0..n-1 pairs by position, as an array. Data without row labels accept any index."""
-    index = groups.index
-    labelled = getattr(data, "labelled", True)
-    if not labelled or _default_index(index) or index.equals(data.index):
-        return
-    source = getattr(data, "source_rows", None)
-    if source is not None and len(index) == getattr(data, "n_source", None) and \
-            index.take(source).equals(data.index):
-        return
-    if len(index) == len(data.index):
-        diff = np.flatnonzero(index.to_numpy(dtype=object) != data.index.to_numpy(dtype=object))
-        j = int(diff[0]) if diff.size else 0
-        where = (f"first difference at position {j}: {_plain(index[j])!r} against "
-                 f"{_plain(data.index[j])!r}")
-    else:
-        inside = int(index.isin(data.index).sum())
-        where = (f"{len(index)} labels, {inside} of them among the {len(data.index)} rows the "
-                 "model uses")
-    raise ValueError(f"cov_kwds['groups'] and the rows of the data have different indexes "
-                     f"({where}); align them (e.g. groups.reindex(data.index)), name the "
-                     "column of the data instead, or pass groups.to_numpy() to pair rows by "
-                     "position")
 
 
 def _rows_used(data, values: np.ndarray, name: str) -> np.ndarray:

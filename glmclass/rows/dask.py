@@ -271,9 +271,15 @@ def map_new_partitions(frame, fn, *args, offset=None, meta):
     """
     if offset is None:
         return frame.map_partitions(fn, None, *args, meta=meta)
-    if not dask.is_dask_collection(offset):
+    if not dask.is_dask_collection(offset) or not hasattr(offset, "divisions"):
         raise TypeError("with Dask new data, offset must be a Dask Series aligned with it "
                         f"(take it from the same DataFrame), got {type(offset).__name__}")
+    if offset.npartitions != frame.npartitions or (
+            frame.known_divisions and offset.known_divisions
+            and tuple(offset.divisions) != tuple(frame.divisions)):
+        raise ValueError("offset's partitions differ from the new data's (other divisions or "
+                         f"{offset.npartitions} partitions against {frame.npartitions}): take "
+                         "it from the same Dask DataFrame, or repartition both alike")
     return frame.map_partitions(fn, offset, *args, meta=meta, align_dataframes=False)
 
 
