@@ -44,6 +44,7 @@ from scipy import stats
 from ..families import Binomial, Poisson
 from ..likelihoods import GLMLikelihood, likelihood_of
 from ..links import Identity, Log, Logit
+from ..numerics.stderr import quadratic_form_errors
 from . import emmeans_contrasts as C
 from .emmeans_grid import design_terms, formula_variables, reference_grid
 
@@ -150,8 +151,9 @@ class EMMeans:
 
     @property
     def se(self) -> np.ndarray:
-        """Standard errors on the scale of :attr:`estimate`."""
-        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+        """Standard errors on the scale of :attr:`estimate` (NaN, with a warning, for a
+        negative variance from an indefinite covariance: a two-way cluster-robust one)."""
+        return quadratic_form_errors(np.diag(self.cov), self.cov, "marginal means")
 
     def _interval_names(self) -> tuple[str, str]:
         return ("asymp.LCL", "asymp.UCL") if not np.isfinite(self.df) \

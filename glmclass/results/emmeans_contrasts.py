@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from ..numerics.stderr import quadratic_form_errors
+
 METHODS = ("pairwise", "revpairwise", "trt.vs.ctrl", "consec", "poly", "eff")
 ADJUSTS = ("tukey", "holm", "bonferroni", "sidak", "fdr", "mvt", "none")
 #: The adjustment emmeans uses when none is named, per method (``dunnettx`` for
@@ -262,7 +264,9 @@ class Contrasts:
 
     @property
     def se(self) -> np.ndarray:
-        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+        """Standard errors of the contrasts (NaN, with a warning, for a negative variance
+        from an indefinite covariance)."""
+        return quadratic_form_errors(np.diag(self.cov), self.cov, "contrasts")
 
     def summary_frame(self) -> pd.DataFrame:
         """emmeans' table: ``contrast``, the by variables, ``estimate`` (``odds.ratio`` or
@@ -276,7 +280,10 @@ class Contrasts:
         q = np.empty_like(est)
         for sel, k in zip(self._groups, self._n_means, strict=True):
             cov = self.cov[np.ix_(sel, sel)]
-            d = np.sqrt(np.diag(cov))
+            d = se[sel]
+            if not np.isfinite(d).all():  # a negative variance (warned): nothing to adjust
+                p[sel] = q[sel] = np.nan
+                continue
             corr = cov / np.outer(d, d)
             p[sel], q[sel] = adjusted(z[sel], corr, k, self.adjust, self.level, self.df)
         lo, hi = est - q * se, est + q * se

@@ -141,3 +141,27 @@ def test_multinomial_and_ordinal_fits_name_the_coefficient(model):
     assert np.isnan(flat).sum() == 1 and len(ours) == 1
     text = str(ours[0].message)
     assert ("'[1]z'" if model == "mnlogit" else "'z'") in text
+
+
+def test_emmeans_of_an_indefinite_covariance_are_nan_not_zero():
+    """A negative variance of a marginal mean (or a contrast) was clipped to 0: SE 0, an
+    interval of width 0 and z = inf, with no message. Now NaN, with one warning."""
+    rng = np.random.default_rng(2)  # 40 rows, 3 x 3 clusters: the intercept's variance < 0
+    df = pd.DataFrame({"f": rng.choice(list("abc"), 40), "g": rng.integers(0, 3, 40),
+                       "h": rng.integers(0, 3, 40)})
+    df["y"] = (rng.random(40) < 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = gc.Logit.from_formula("y ~ f", df).fit(**TWO_WAY)
+    assert res.cov_params().to_numpy()[0, 0] < 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("error", RuntimeWarning)
+        em = gc.emmeans(res, "f")
+        frame = em.summary_frame()
+        pairs = em.contrast("pairwise").summary_frame()
+    assert np.isnan(frame["SE"].iloc[0]) and np.isnan(frame["asymp.LCL"].iloc[0])
+    assert (frame["SE"].iloc[1:] > 0).all()
+    assert any("marginal means have a negative variance" in str(w.message) for w in caught)
+    # the differences of the means have positive variances here: they are reported
+    assert pairs["SE"].notna().all() and pairs["p.value"].notna().all()
