@@ -222,6 +222,9 @@ class Model:
             fn = cls.__dict__.get(name)
             if callable(fn):  # a class's own definition, never one already wrapped
                 setattr(cls, name, _checked(fn, name))
+        init = cls.__dict__.get("__init__")
+        if callable(init):  # R's glm(weights=), statsmodels' exposure= on a Logit, ...
+            cls.__init__ = _checked_init(init)
 
     @classmethod
     def from_formula(cls, formula: str, data, missing: str = "drop", eval_env: Any = None,
@@ -400,6 +403,29 @@ def _function_parameters(fn: Any) -> frozenset[str]:
     # inspect.signature costs ~40 us; every model construction asks, with the same functions
     return frozenset(n for n, p in inspect.signature(fn).parameters.items()
                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _checked_init(fn: Any) -> Any:
+    """A model's ``__init__`` answering a keyword it does not take with
+    :func:`glmclass.models.vocabulary.unknown_constructor_args` (what to use instead) rather
+    than Python's "got an unexpected keyword argument"."""
+    sig = inspect.signature(fn)
+    takes = {n for n, p in sig.parameters.items()
+             if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return fn
+
+    @functools.wraps(fn)
+    def init(self, *args: Any, **kwargs: Any) -> None:
+        unknown = [k for k in kwargs if k not in takes]
+        if unknown:
+            cls = type(self)
+            raise V.unknown_constructor_args(cls.__name__, unknown,
+                                             takes - {"endog", "exog"},
+                                             _parameters(getattr(cls, "fit", None)) - {"self"})
+        fn(self, *args, **kwargs)
+
+    return init
 
 
 def _checked(fn: Any, name: str) -> Any:

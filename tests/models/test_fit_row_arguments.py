@@ -88,3 +88,22 @@ def test_fit_warnings_still_point_at_the_users_call(df):
         assert ours, fn
         assert all(w.filename == __file__ for w in ours), [(w.filename, w.message)
                                                            for w in ours]
+
+
+@pytest.mark.parametrize("entry", MODELS, ids=[e.name for e in MODELS])
+def test_unknown_constructor_arguments_are_answered_not_pythons_error(entry, df):
+    """``Logit(y, X, weights=...)`` (R's glm) or ``GLM(..., maxiter=...)`` said Python's
+    "__init__() got an unexpected keyword argument": now what to use instead."""
+    args = [df["y"].to_numpy(), np.c_[np.ones(len(df)), df["x"]]]
+    if entry.name.startswith("mixed"):
+        args.append(df["g"].to_numpy())
+    name = entry.cls.__name__
+    for arg in ("weights", "maxiter"):
+        with pytest.raises(TypeError) as err:
+            entry.cls(*args, **dict(entry.options), **{arg: np.ones(len(df))})
+        text = str(err.value)
+        assert "unexpected keyword argument" not in text
+        assert f"{name} does not take {arg}=" in text
+        if arg == "maxiter" and "maxiter" in inspect.signature(entry.cls.fit).parameters:
+            assert "is an option of fit()" in text
+    assert inspect.signature(entry.cls.__init__) != inspect.signature(lambda *a, **k: None)
