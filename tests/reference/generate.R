@@ -1095,3 +1095,4 @@ source(file.path("tests", "reference", "r", "ordinal.R"))  # -> ordinal.json (is
 source(file.path("tests", "reference", "r", "emmeans.R"))  # -> emmeans.json (issue 30)
 source(file.path("tests", "reference", "r", "mixed.R"))  # -> mixed.json
 source(file.path("tests", "reference", "r", "binned.R"))  # -> binned.json
+source(file.path("tests", "reference", "r", "mixed_profile.R"))  # -> mixed_profile.json (issue 27: comparisons, profile intervals)
