@@ -90,7 +90,8 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         lme4's covariance parameters (the relative Cholesky factors, column by column).
     llf : float
         Log-likelihood: Laplace (with the binomial coefficients, as lme4) or, for ``nagq >
-        1``, adaptive quadrature without the saturated constant (as lme4).
+        1``, adaptive quadrature without the saturated constant (as lme4); ``llf_full`` has
+        it, and model comparisons use that.
     deviance : float
         lme4's ``deviance()``: the sum of the unit deviances at the conditional modes (not
         ``-2 llf``).
@@ -139,6 +140,23 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
     def rows_fingerprint(self) -> str:
         """Fingerprint of the rows (:func:`~glmclass.results.base.row_key`)."""
         return row_key(self.model.data.index, None)
+
+    # --- the footing of comparisons -----------------------------------------------------------
+    @cached_property
+    def llf_saturated(self) -> float:
+        """The saturated model's log-likelihood ``sum_i ln p(y_i | mu_i = y_i)`` (with the
+        binomial coefficients): the constant lme4's ``logLik`` of a ``nAGQ > 1`` fit leaves
+        out (its quadrature is written with unit deviances)."""
+        return -float(self.model.deviance_function().saturated) / 2.0
+
+    @cached_property
+    def llf_full(self) -> float:
+        """The marginal log-likelihood ``ln p(y | x)`` (the random effects integrated out by the
+        Laplace approximation or adaptive quadrature) with every constant: :attr:`llf` for
+        ``nagq = 1``; ``llf + llf_saturated`` for ``nagq > 1``. On the footing of a GLM's
+        ``llf``: what ``gc.lrtest``, ``gc.anova`` and ``gc.compare`` use. (``llf``, ``aic`` and
+        ``bic`` stay lme4's numbers.)"""
+        return float(self.llf) + (self.llf_saturated if self.nagq > 1 else 0.0)
 
     # --- the variance components --------------------------------------------------------------
     @cached_property
