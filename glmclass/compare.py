@@ -221,7 +221,7 @@ def compare(results: Sequence, names: Sequence[str] | None = None,
         they are whole. ``attrs["likelihood"]`` says which likelihood was used. Printed, it
         fits 80 columns (:class:`ComparisonTable`). A table with a mixed model
         (:class:`~glmclass.MixedGLM`) compares marginal log-likelihoods (``attrs["likelihood"]
-        == "marginal"``; a fit by adaptive quadrature enters with its ``llf_full``, the
+        == "marginal"``; a fit by adaptive quadrature enters with its ``llf_marginal``, the
         saturated constant lme4 leaves out added back, and ``attrs["notes"]`` says so) and
         counts ``npar`` (fixed effects plus covariance parameters, lme4's ``anova``) in place
         of ``df_model``.

@@ -50,7 +50,7 @@ class LRTestResults:
         Upper tail of the chi-squared distribution with ``df`` degrees of freedom.
     note : str
         What the numbers rest on when mixed models are compared: a fit by adaptive
-        quadrature enters with its ``llf_full``; a variance tested at its boundary makes the
+        quadrature enters with its ``llf_marginal``; a variance tested at its boundary makes the
         p-value conservative. Empty otherwise.
     """
 
@@ -66,7 +66,7 @@ class LRTestResults:
 
 
 def comparison_llf(res) -> float:
-    """The log-likelihood a comparison of fits uses: a mixed fit's ``llf_full`` (its ``llf``
+    """The log-likelihood a comparison of fits uses: a mixed fit's ``llf_marginal`` (its ``llf``
     with the saturated constant that lme4 leaves out of ``nAGQ > 1`` fits), else ``llf``.
 
     Parameters
@@ -77,7 +77,7 @@ def comparison_llf(res) -> float:
     -------
     float
     """
-    return float(res.llf_full) if isinstance(res, MixedGLMResults) else float(res.llf)
+    return float(res.llf_marginal) if isinstance(res, MixedGLMResults) else float(res.llf)
 
 
 def mixed_notes(results: Sequence, tested: bool = True) -> list[str]:
@@ -196,7 +196,7 @@ def lrtest(restricted, full) -> LRTestResults:
         ``statistic = 2 (llf_full - llf_restricted)``, ``df`` the difference in estimated
         parameters (the dispersion of a Gaussian GLM counts in both), ``pvalue`` from the
         chi-squared distribution. Mixed fits (:class:`~glmclass.MixedGLM`) enter with
-        ``llf_full``, on a GLM's footing also for ``nagq > 1`` (lme4's ``anova`` refuses a
+        ``llf_marginal``, on a GLM's footing also for ``nagq > 1`` (lme4's ``anova`` refuses a
         ``glm`` against those), and ``note`` says what applies.
 
     Raises
@@ -311,7 +311,7 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
         the first ``df`` (parameters added), ``deviance_diff`` (deviance removed) and
         ``pvalue``: ``P(chi2_df > deviance_diff / phi)`` with phi the dispersion of the
         largest model (1 for the binomial and Poisson families, as R). With a mixed fit,
-        ``deviance`` is ``-2 llf_full`` of every model (lme4's ``anova``), and
+        ``deviance`` is ``-2 llf_marginal`` of every model (lme4's ``anova``), and
         ``attrs["notes"]`` (printed under the table) says what the test rests on.
 
     Raises

@@ -90,7 +90,7 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         lme4's covariance parameters (the relative Cholesky factors, column by column).
     llf : float
         Log-likelihood: Laplace (with the binomial coefficients, as lme4) or, for ``nagq >
-        1``, adaptive quadrature without the saturated constant (as lme4); ``llf_full`` has
+        1``, adaptive quadrature without the saturated constant (as lme4); ``llf_marginal`` has
         it, and model comparisons use that.
     deviance : float
         lme4's ``deviance()``: the sum of the unit deviances at the conditional modes (not
@@ -150,7 +150,7 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         return -float(self.model.deviance_function().saturated) / 2.0
 
     @cached_property
-    def llf_full(self) -> float:
+    def llf_marginal(self) -> float:
         """The marginal log-likelihood ``ln p(y | x)`` (the random effects integrated out by the
         Laplace approximation or adaptive quadrature) with every constant: :attr:`llf` for
         ``nagq = 1``; ``llf + llf_saturated`` for ``nagq > 1``. On the footing of a GLM's

@@ -3,7 +3,7 @@
 approximation and by adaptive quadrature, and GLMM against GLMM.
 
 With nAGQ > 1 lme4's logLik leaves out the saturated log-likelihood, and its anova refuses a
-glm against such a fit; glmclass adds the constant back (``llf_full``) and says so. The
+glm against such a fit; glmclass adds the constant back (``llf_marginal``) and says so. The
 references for those cells are lme4's logLik plus the saturated log-likelihood, computed in R.
 """
 
@@ -68,7 +68,7 @@ def test_lrtest_glm_against_quadrature_glmm_on_one_footing(name):
     assert "incommensurate" in R[name]["agq10_refused"]
     res = glmm(name, 10)
     assert res.llf_saturated == pytest.approx(R[name]["saturated_loglik"], rel=1e-10)
-    assert res.llf_full == pytest.approx(R[name]["agq10_loglik"], rel=1e-8)
+    assert res.llf_marginal == pytest.approx(R[name]["agq10_loglik"], rel=1e-8)
     lr = gc.lrtest(glm(name), res)
     assert lr.statistic == pytest.approx(R[name]["agq10_chisq"], rel=1e-6)
     assert "nAGQ = 10" in lr.note and "saturated" in lr.note
@@ -77,7 +77,7 @@ def test_lrtest_glm_against_quadrature_glmm_on_one_footing(name):
     assert table["deviance"].iloc[1] == pytest.approx(-2 * R[name]["agq10_loglik"], rel=1e-8)
     assert "nAGQ = 10" in table.to_text()
     # the Laplace fit's llf needs no constant
-    assert glmm(name).llf_full == glmm(name).llf
+    assert glmm(name).llf_marginal == glmm(name).llf
 
 
 def test_anova_of_two_glmms_is_lme4s():
