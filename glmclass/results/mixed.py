@@ -26,6 +26,7 @@ from ..summary import Summary
 from .base import check_which, row_key
 from .io import SaveMixin
 from .likelihood import LikelihoodResults
+from .mixed_profile import profile_conf_int
 
 #: lme4's ``isSingular`` tolerance on the diagonal of the relative covariance factors.
 SINGULAR_TOL = 1e-4
@@ -157,6 +158,34 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         ``llf``: what ``gc.lrtest``, ``gc.anova`` and ``gc.compare`` use. (``llf``, ``aic`` and
         ``bic`` stay lme4's numbers.)"""
         return float(self.llf) + (self.llf_saturated if self.nagq > 1 else 0.0)
+
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals: Wald (of the fixed effects), or ``method="profile"``: the
+        profile-likelihood intervals of lme4's ``confint(fit, method = "profile", oldNames =
+        FALSE)`` (:mod:`glmclass.results.mixed_profile`), exact roots of the signed root
+        deviance where lme4 interpolates with a spline.
+
+        Parameters
+        ----------
+        alpha : float
+            1 - the confidence level.
+        method : {"wald", "profile"}
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``. Wald: one row per fixed effect. Profile: first
+            the SD of each scalar random-effect term, named as lme4 (``sd_(Intercept)|herd``;
+            a lower bound the profile does not reach is 0), then the fixed effects; the SDs and
+            correlations of correlated terms (``(x | g)``) are not profiled.
+        """
+        if method not in ("wald", "profile"):
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if method == "wald":
+            return super().conf_int(alpha)
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        return profile_conf_int(self, float(alpha))
 
     # --- the variance components --------------------------------------------------------------
     @cached_property
