@@ -231,7 +231,6 @@ class MixedGLM(ProblemViews, Model):
         MixedGLMResults
         """
         nagq = _check_nagq(nagq, list(self.blocks))
-        dev = self.deviance_function()
         nt = self.likelihood.n_theta
         lower = self.likelihood.theta_lower
         k = self.exog.shape[1]
@@ -240,9 +239,13 @@ class MixedGLM(ProblemViews, Model):
             if x0.shape != (nt + k,) or not np.all(np.isfinite(x0)):
                 raise ValueError(f"start_params must be {nt + k} finite numbers: the {nt} "
                                  f"covariance parameters theta, then the {k} fixed effects")
-        else:
-            beta0 = GLM(dev.y, self.exog, family=self.family, offset=dev.offset,
-                        var_weights=dev.weights).fit(on_separation="ignore").params.to_numpy()
+            dev = self.deviance_function()
+        else:  # the GLM's start first: its working arrays are freed before the deviance's
+            beta0 = GLM(np.asarray(self.endog, dtype=float), self.exog, family=self.family,
+                        offset=np.asarray(self.offset, dtype=float),
+                        var_weights=np.array(self.prior_weights, dtype=float)
+                        ).fit(on_separation="ignore").params.to_numpy()
+            dev = self.deviance_function()
             theta0 = self.likelihood.theta_start
             res1 = optimize.minimize(lambda t: dev.laplace(t, beta0), theta0, method="L-BFGS-B",
                                      bounds=[(lo if np.isfinite(lo) else None, None)

@@ -133,9 +133,8 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         self.ngroups = {b.group: b.n_levels for b in blocks}
         lower = model.likelihood.theta_lower
         self.singular = bool(np.any(fit.theta[lower == 0] < SINGULAR_TOL))
-        y = np.asarray(model.endog, dtype=float)
-        self.deviance = float((model.prior_weights
-                               * model.family.unit_deviance(y, fit.modes.eta)).sum())
+        # the prior-weighted unit deviances at the modes, summed by PIRLS over row chunks
+        self.deviance = float(fit.modes.dev)
 
     @cached_property
     def rows_fingerprint(self) -> str:
