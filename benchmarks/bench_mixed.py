@@ -23,9 +23,10 @@ Run from the repository root::
     python benchmarks/bench_mixed.py                         # 1e5 rows, 1e3 groups, p = 5
     python benchmarks/bench_mixed.py --n 1e6 --groups 1e4    # the issue's large case
     python benchmarks/bench_mixed.py --crossed               # + VerbAgg-size crossed design
-    python benchmarks/bench_mixed.py --n 1e6 --groups 1e4 --repeats 1 --no-statsmodels --profile
+    python benchmarks/bench_mixed.py --n 1e6 --groups 1e4 --repeats 1 --no-statsmodels \
+        --profile --out mixed_1e6.json
 
-Writes ``benchmarks/results/mixed.json`` and prints a Markdown table.
+Writes ``benchmarks/results/mixed.json`` (``--out`` another name) and prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ def main() -> None:
     ap.add_argument("--no-r", action="store_true")
     ap.add_argument("--no-statsmodels", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--out", default="mixed.json", help="file name in benchmarks/results/")
     args = ap.parse_args()
     n, G, p = int(args.n), int(args.groups), args.p
     covs = " + ".join(f"x{i}" for i in range(1, p + 1))
@@ -188,7 +190,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     meta = {"python": platform.python_version(), "machine": platform.machine(),
             "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
-    (RESULTS / "mixed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+    (RESULTS / args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     print("| case | glmclass CPU s (deviance) | glmer default CPU s (deviance) | "
           "glmer bobyqa CPU s (deviance) | statsmodels fit_vb CPU s |")
     print("|---|---|---|---|---|")
