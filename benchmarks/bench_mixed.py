@@ -12,13 +12,21 @@ is the median of ``--repeats`` runs after a warm-up; glmer runs once with its de
 ``glmerControl(optimizer = "bobyqa")``. The deviance (-2 log-likelihood) of each fit is
 reported, so that speed is not bought with a worse optimum.
 
+Peak memory of glmclass (Linux, ``/proc/self``: VmHWM cleared between phases, see
+``_measure.py``), in units of the fixed-effects design's bytes (n x (p + 1) doubles), with the
+DataFrame already in memory: the peak while the model is built from the formula and what the
+model then holds, the peak of ``fit()`` above the model, and the overall peak of both.
+``--profile`` prints where one fit's time goes (cProfile, the 12 costliest functions).
+
 Run from the repository root::
 
     python benchmarks/bench_mixed.py                         # 1e5 rows, 1e3 groups, p = 5
     python benchmarks/bench_mixed.py --n 1e6 --groups 1e4    # the issue's large case
     python benchmarks/bench_mixed.py --crossed               # + VerbAgg-size crossed design
+    python benchmarks/bench_mixed.py --n 1e6 --groups 1e4 --repeats 1 --no-statsmodels \
+        --profile --out mixed_1e6.json
 
-Writes ``benchmarks/results/mixed.json`` and prints a Markdown table.
+Writes ``benchmarks/results/mixed.json`` (``--out`` another name) and prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -29,8 +37,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import pstats  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -40,6 +51,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _measure import _mem, _reset_peak  # noqa: E402
 
 import glmclass as gc  # noqa: E402
 
@@ -94,6 +106,31 @@ def time_glmclass(d: pd.DataFrame, formula: str, repeats: int) -> dict:
     return {"cpu_s": cpu, "wall_s": wall, "deviance": -2 * runs[-1][2].llf}
 
 
+def memory_glmclass(d: pd.DataFrame, formula: str) -> dict:
+    """Peak RSS of building the model and of its fit, in units of the fixed design's bytes."""
+    base = _reset_peak()
+    model = gc.MixedLogit.from_formula(formula, d)
+    design = float(model.exog.nbytes)
+    build_peak = _mem()[1] - base
+    held = _reset_peak() - base
+    model.fit()
+    fit_peak = _mem()[1] - base - held
+    return {"design_mb": design / 2**20, "build_peak_x": build_peak / design,
+            "model_held_x": held / design, "fit_peak_x": fit_peak / design,
+            "overall_peak_x": max(build_peak, held + fit_peak) / design}
+
+
+def profile_glmclass(d: pd.DataFrame, formula: str, top: int = 12) -> str:
+    """cProfile of one model build and fit: the ``top`` functions by own time."""
+    prof = cProfile.Profile()
+    prof.enable()
+    gc.MixedLogit.from_formula(formula, d).fit()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
 def time_glmer(d: pd.DataFrame, formula: str, factors: list[str]) -> dict | None:
     if shutil.which("Rscript") is None:
         return None
@@ -127,6 +164,8 @@ def main() -> None:
     ap.add_argument("--crossed", action="store_true")
     ap.add_argument("--no-r", action="store_true")
     ap.add_argument("--no-statsmodels", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--out", default="mixed.json", help="file name in benchmarks/results/")
     args = ap.parse_args()
     n, G, p = int(args.n), int(args.groups), args.p
     covs = " + ".join(f"x{i}" for i in range(1, p + 1))
@@ -140,6 +179,10 @@ def main() -> None:
     for name, d, formula, factors, fixed, vc in cases:
         row = {"case": name, "formula": formula,
                "glmclass": time_glmclass(d, formula, args.repeats)}
+        row["glmclass_memory"] = memory_glmclass(d, formula)
+        if args.profile:
+            row["glmclass_profile"] = profile_glmclass(d, formula)
+            print(row["glmclass_profile"])
         row["glmer"] = None if args.no_r else time_glmer(d, formula, factors)
         row["statsmodels_fit_vb"] = None if args.no_statsmodels else time_statsmodels(
             d, fixed, vc)
@@ -147,7 +190,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     meta = {"python": platform.python_version(), "machine": platform.machine(),
             "blas_threads": os.environ["OPENBLAS_NUM_THREADS"]}
-    (RESULTS / "mixed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+    (RESULTS / args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     print("| case | glmclass CPU s (deviance) | glmer default CPU s (deviance) | "
           "glmer bobyqa CPU s (deviance) | statsmodels fit_vb CPU s |")
     print("|---|---|---|---|---|")
@@ -157,6 +200,13 @@ def main() -> None:
                 f"{R['bobyqa_cpu_s']:.2f} ({R['bobyqa_deviance']:.4f})") if R else "- | -"
         scol = f"{s['cpu_s']:.2f}" if s else "-"
         print(f"| {r['case']} | {g['cpu_s']:.2f} ({g['deviance']:.4f}) | {rcol} | {scol} |")
+    print()
+    print("| case | design MB | build peak | model holds | fit peak above model | overall |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        m = r["glmclass_memory"]
+        print(f"| {r['case']} | {m['design_mb']:.1f} | {m['build_peak_x']:.2f}x | "
+              f"{m['model_held_x']:.2f}x | {m['fit_peak_x']:.2f}x | {m['overall_peak_x']:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .results.anova import comparison_llf, mixed_notes
 from .results.dask import same_rows
+from .results.mixed import MixedGLMResults
 from .summary import table_cells, text_table
 
 _COLUMNS = ["nobs", "df_model", "llf", "aic", "bic", "delta_bic", "bic_weight", "log_evidence",
@@ -66,6 +68,11 @@ class ComparisonTable(pd.DataFrame):
             lines.append("llf: joint log-likelihood sum ln p(x, class); sorted by BIC")
         elif kind == "conditional":
             lines.append("llf: conditional log-likelihood sum ln p(y | x); sorted by BIC")
+        elif kind == "marginal":
+            lines.append("llf: marginal log-likelihood ln p(y | x), the random effects "
+                         "integrated out (Laplace or adaptive quadrature); npar: fixed effects "
+                         "and covariance parameters, as lme4; sorted by BIC")
+        lines += [f"Note: {n}" for n in self.attrs.get("notes", [])]
         return "\n".join(line.rstrip() for line in lines)
 
     def __repr__(self) -> str:
@@ -212,7 +219,12 @@ def compare(results: Sequence, names: Sequence[str] | None = None,
         ``log_evidence`` (NaN where a model has none) and ``bayes_factor`` (evidence ratio to
         the model with the largest evidence; NaN without evidence); counts are integers when
         they are whole. ``attrs["likelihood"]`` says which likelihood was used. Printed, it
-        fits 80 columns (:class:`ComparisonTable`).
+        fits 80 columns (:class:`ComparisonTable`). A table with a mixed model
+        (:class:`~glmclass.MixedGLM`) compares marginal log-likelihoods (``attrs["likelihood"]
+        == "marginal"``; a fit by adaptive quadrature enters with its ``llf_marginal``, the
+        saturated constant lme4 leaves out added back, and ``attrs["notes"]`` says so) and
+        counts ``npar`` (fixed effects plus covariance parameters, lme4's ``anova``) in place
+        of ``df_model``.
 
     Raises
     ------
@@ -256,15 +268,21 @@ def compare(results: Sequence, names: Sequence[str] | None = None,
 
 
 def _table(results: list, names: list[str], likelihood: str) -> ComparisonTable:
+    mixed = any(isinstance(r, MixedGLMResults) for r in results)
+    columns = [c if not (mixed and c == "df_model") else "npar" for c in _COLUMNS]
     rows = []
     for r in results:
-        llf = r.llf_conditional if (likelihood == "conditional" and _kind(r) == "joint") else r.llf
+        if likelihood == "conditional" and _kind(r) == "joint":
+            llf = r.llf_conditional
+        else:
+            llf = comparison_llf(r)
         k, n = r.k_params, float(r.nobs)
-        rows.append({"nobs": n, "df_model": float(r.df_model), "llf": float(llf),
+        count = {"npar": float(k)} if mixed else {"df_model": float(r.df_model)}
+        rows.append({"nobs": n, **count, "llf": float(llf),
                      "aic": -2 * llf + 2 * k, "bic": -2 * llf + k * np.log(n),
                      "log_evidence": float(getattr(r, "log_evidence", np.nan))})
     table = pd.DataFrame(rows, index=pd.Index(names, name="model"))
-    for c in ("nobs", "df_model"):  # counts as integers when they are whole
+    for c in ("nobs", columns[1]):  # counts as integers when they are whole
         v = table[c].to_numpy()
         if np.all(v == np.round(v)) and np.all(np.abs(v) < 2**53):
             table[c] = v.astype(np.int64)
@@ -273,7 +291,8 @@ def _table(results: list, names: list[str], likelihood: str) -> ComparisonTable:
     table["bic_weight"] = rel / rel.sum()
     ev = table["log_evidence"]
     table["bayes_factor"] = np.exp(ev - ev.max()) if ev.notna().any() else np.nan
-    table = table[_COLUMNS].sort_values("bic", kind="stable")
+    table = table[columns].sort_values("bic", kind="stable")
     out = ComparisonTable(table)
-    out.attrs["likelihood"] = likelihood
+    out.attrs["likelihood"] = "marginal" if mixed else likelihood
+    out.attrs["notes"] = mixed_notes(results, tested=False)
     return out

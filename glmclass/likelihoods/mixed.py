@@ -49,6 +49,11 @@ from .glm import GLMLikelihood
 DENSE_Q = 3000
 #: Largest first-term x other-terms block held dense in the Schur elimination.
 SCHUR_CELLS = 10_000_000
+#: With one grouping factor, penalised IRLS passes over the rows in chunks of this many rows,
+#: so that its working arrays (eta, weights, residuals, unit deviances) never take n rows:
+#: the peak memory of a fit stays near the fixed-effects design's (one chunk below this size,
+#: the same arithmetic as a single pass).
+CHUNK_ROWS = 1 << 16
 
 
 class MixedLikelihood(GLMLikelihood):
@@ -165,14 +170,23 @@ class MixedDeviance:
         #: the rest dense (crossed and nested factors of moderate size); "sparse": SuperLU
         self.kind = ("single" if self.single else
                      "schur" if q2 <= DENSE_Q and self.q1 * q2 <= SCHUR_CELLS else "sparse")
-        self._terms = self.family.terms_for(y, weights)
+        n = y.shape[0]
+        #: row chunks of the one-factor passes (:data:`CHUNK_ROWS`)
+        self.chunks = [slice(a, min(a + CHUNK_ROWS, n)) for a in range(0, max(n, 1), CHUNK_ROWS)]
+        if self.kind == "single":
+            self._chunk_terms = [self.family.terms_for(y[c], weights[c]) for c in self.chunks]
+        else:
+            self._terms = self.family.terms_for(y, weights)
         self._unit = self.family.unit_deviance_for(y)
         self._u = np.zeros(self.q)  # warm start of PIRLS, the modes of the last call
         # -2 log p(y | eta) = sum of the weighted unit deviances + this constant (the
         # saturated model's -2 log-likelihood): one pass of loglik_obs, not one per call
-        eta0 = np.asarray(offset, dtype=float) + 0.0
-        self.saturated = float(-2.0 * self.family.loglik_obs(y, eta0, weights, 1.0).sum()
-                               - (weights * self._unit(eta0)).sum())
+        loglik, unit = 0.0, 0.0
+        for c in self.chunks:
+            eta0 = np.asarray(offset[c], dtype=float) + 0.0
+            loglik += self.family.loglik_obs(y[c], eta0, weights[c], 1.0).sum()
+            unit += (weights[c] * self.family.unit_deviance_for(y[c])(eta0)).sum()
+        self.saturated = float(-2.0 * loglik - unit)
 
     # --- the penalised system -----------------------------------------------------------------
     def _design(self, theta: np.ndarray):
@@ -203,15 +217,48 @@ class MixedDeviance:
         and ``sum_i r_i zl_i`` per level, by sums over rows (no q x q matrix)."""
         b = self.blocks[k]
         p, nl = b.n_effects, b.n_levels
-        A = np.zeros((nl, p, p))
-        g = np.empty((nl, p))
-        for i in range(p):
-            g[:, i] = np.bincount(b.codes, ZL0[:, i] * r, minlength=nl)
-            for j in range(i + 1):
-                s = np.bincount(b.codes, w * ZL0[:, i] * ZL0[:, j], minlength=nl)
-                A[:, i, j] = A[:, j, i] = s
+        A, g = np.zeros((nl, p, p)), np.zeros((nl, p))
+        _add_group_sums(A, g, ZL0, b.codes, w, r)
         A[:, np.arange(p), np.arange(p)] += 1.0
         return A, g.ravel()
+
+    def _single_pass(self, L0: np.ndarray, fixed: np.ndarray, u: np.ndarray
+                     ) -> tuple[float, np.ndarray, np.ndarray]:
+        """One grouping factor: the deviance, the blocks of A and ``ZL' r`` at the modes u, by
+        one pass over the row chunks (no n-row working array)."""
+        b = self.blocks[0]
+        p, nl = b.n_effects, b.n_levels
+        U = u.reshape(nl, -1)
+        A, g, dev = np.zeros((nl, p, p)), np.zeros((nl, p)), 0.0
+        for c, terms in zip(self.chunks, self._chunk_terms, strict=True):
+            Z, codes = b.X[c] @ L0, b.codes[c]
+            w, r, d = terms(fixed[c] + np.einsum("ij,ij->i", Z, U[codes]))
+            dev += d
+            _add_group_sums(A, g, Z, codes, w, r)
+        A[:, np.arange(p), np.arange(p)] += 1.0
+        return dev, A, g.ravel()
+
+    def _evaluator(self, theta: np.ndarray, fixed: np.ndarray):
+        """``at(u) -> (deviance, A, ZL' r)`` and ``eta(u)``, the linear predictor, at theta."""
+        if self.kind == "single":
+            L0 = self.likelihood.factors(theta)[0]
+            b = self.blocks[0]
+
+            def eta_single(u: np.ndarray) -> np.ndarray:
+                out, U = np.empty(fixed.shape[0]), u.reshape(b.n_levels, -1)
+                for c in self.chunks:
+                    out[c] = fixed[c] + np.einsum("ij,ij->i", b.X[c] @ L0, U[b.codes[c]])
+                return out
+
+            return (lambda u: self._single_pass(L0, fixed, u)), eta_single
+        ZL = self._design(theta)
+
+        def at(u: np.ndarray) -> tuple[float, object, np.ndarray]:
+            w, r, dev = self._terms(fixed + self._times(ZL, u))
+            A, g = self._system(ZL, w, r)
+            return dev, A, g
+
+        return at, (lambda u: fixed + self._times(ZL, u))
 
     def _system(self, ZL, w: np.ndarray, r: np.ndarray):
         """``(A, ZL' r)``: A as (l, p, p) blocks for one term; for "schur" the blocks, the
@@ -286,21 +333,18 @@ class MixedDeviance:
               tol: float = 1e-13, maxiter: int = 100) -> Modes:
         """The conditional modes of u at (theta, beta) by penalised IRLS (Fisher scoring on
         ``sum d_i + |u|^2`` with step halving), from ``u0`` (default: the last modes)."""
-        ZL = self._design(theta)
         fixed = self.X @ beta + self.offset
+        at, eta_at = self._evaluator(theta, fixed)
         u = (self._u if u0 is None else u0).copy()
-        eta = fixed + self._times(ZL, u)
-        w, r, dev = self._terms(eta)
+        dev, A, g = at(u)
         obj = dev + u @ u
         converged = False
         for _ in range(maxiter):
-            A, g = self._system(ZL, w, r)
             delta, _ = self._solve(A, g - u)
             step = 1.0
             for _ in range(40):
                 u_new = u + step * delta
-                eta_new = fixed + self._times(ZL, u_new)
-                w_new, r_new, dev_new = self._terms(eta_new)
+                dev_new, A_new, g_new = at(u_new)
                 obj_new = dev_new + u_new @ u_new
                 if np.isfinite(obj_new) and obj_new <= obj + 1e-12 * abs(obj):
                     break
@@ -309,12 +353,12 @@ class MixedDeviance:
                 break
             done = abs(obj - obj_new) < tol * (abs(obj_new) + 0.1) and \
                 step * np.abs(delta).max(initial=0.0) < 1e-10
-            u, eta, w, r, dev, obj = u_new, eta_new, w_new, r_new, dev_new, obj_new
+            u, dev, A, g, obj = u_new, dev_new, A_new, g_new, obj_new
             if done:
                 converged = True
                 break
-        A, _ = self._system(ZL, w, r)
         _, logdet = self._solve(A, np.zeros(self.q))
+        eta = eta_at(u)
         self._u = u
         return Modes(u, eta, float(dev), logdet, A if self.single else None,
                      None if self.single else A, converged)
@@ -400,3 +444,17 @@ class MixedDeviance:
             out.append(u[pos:pos + p * nl].reshape(nl, p) @ L.T)
             pos += p * nl
         return out
+
+
+def _add_group_sums(A: np.ndarray, g: np.ndarray, Z: np.ndarray, codes: np.ndarray,
+                    w: np.ndarray, r: np.ndarray) -> None:
+    """Add ``sum_i w_i z_i z_i'`` to A (shape (l, p, p)) and ``sum_i r_i z_i`` to g (shape
+    (l, p)) per level of ``codes``, in place: sums over rows, no q x q matrix."""
+    nl, p = g.shape
+    for i in range(p):
+        g[:, i] += np.bincount(codes, Z[:, i] * r, minlength=nl)
+        for j in range(i + 1):
+            s = np.bincount(codes, w * Z[:, i] * Z[:, j], minlength=nl)
+            A[:, i, j] += s
+            if j != i:
+                A[:, j, i] += s

@@ -22,24 +22,15 @@ from ..solvers.fit import Fit
 from .base import Model
 from .glm_problem import GLMProblem, constant, gram_applies, null_record
 
-__all__ = ["GLMBase", "GLMProblem", "constant", "gram_applies", "null_record"]
+__all__ = ["GLMBase", "GLMProblem", "ProblemViews", "constant", "gram_applies", "null_record"]
 
 
-class GLMBase(Model):
-    """Base of the models that hold a :class:`GLMProblem` (GLM, Logit, Probit, BayesGLM,
-    BayesLogit): the read-only views of its data and the warnings every fit gives."""
+class ProblemViews:
+    """Read-only views of a model's :class:`GLMProblem` (``self.problem``): the family, the
+    response on the family's scale, the offset and the weights (GLMBase and MixedGLM)."""
 
-    row_args = ("offset", "freq_weights", "var_weights")
     problem: GLMProblem
 
-    def _set_problem(self, data: ModelData, family: F.Family) -> None:
-        self.problem = GLMProblem.build(data, family)
-
-    def blocks(self) -> RowBlocks:
-        """The rows as the GLM problem encodes them (:meth:`GLMProblem.blocks`)."""
-        return self.problem.blocks()
-
-    # --- read-only views ----------------------------------------------------------------------
     @property
     def family(self) -> F.Family:
         return self.problem.family
@@ -69,6 +60,21 @@ class GLMBase(Model):
     @property
     def prior_weights(self) -> np.ndarray:
         return self.problem.prior_weights
+
+
+class GLMBase(ProblemViews, Model):
+    """Base of the models that hold a :class:`GLMProblem` (GLM, Logit, Probit, BayesGLM,
+    BayesLogit): the read-only views of its data and the warnings every fit gives."""
+
+    row_args = ("offset", "freq_weights", "var_weights")
+    problem: GLMProblem
+
+    def _set_problem(self, data: ModelData, family: F.Family) -> None:
+        self.problem = GLMProblem.build(data, family)
+
+    def blocks(self) -> RowBlocks:
+        """The rows as the GLM problem encodes them (:meth:`GLMProblem.blocks`)."""
+        return self.problem.blocks()
 
     # --- warnings -----------------------------------------------------------------------------
     def _warn_aliased(self, aliased: np.ndarray) -> None:

@@ -5,8 +5,9 @@ The model holds the fixed design (through :class:`~glmclass.models.glm_problem.G
 the response on the family's scale, trials as prior weights, the offset) and the design of
 each random-effect term (:class:`~glmclass.formula.bars.RandomBlock`). A fit minimises lme4's
 deviance function (:class:`~glmclass.likelihoods.mixed.MixedDeviance`) over (theta, beta) in
-lme4's two stages: theta alone at the GLM's beta, then (theta, beta) jointly by L-BFGS-B on
-central-difference gradients, and finally Newton steps on the finite-difference Hessian of
+lme4's two stages: theta alone at the GLM's beta (L-BFGS-B), then (theta, beta) jointly by
+the bounded quasi-Newton solver :func:`glmclass.solvers.bounded_newton.minimise` on
+central-difference derivatives, ending with Newton steps on the finite-difference Hessian of
 the deviance, which also gives the covariance of the estimates (lme4's ``vcov``).
 
 References
@@ -39,8 +40,10 @@ from ..formula.bars import (
 from ..formula.design import capture_env
 from ..likelihoods.mixed import MixedDeviance, MixedLikelihood
 from ..results.mixed import MixedFit, MixedGLMResults
+from ..solvers.bounded_newton import minimise
 from .base import Model
 from .glm import GLM
+from .glm_base import ProblemViews
 from .glm_problem import GLMProblem
 
 _DASK = ("{name} does not fit Dask data: the conditional modes of every group are needed at "
@@ -92,7 +95,7 @@ def _array_blocks(groups: Any, exog_re: Any, n: int, rows: np.ndarray | None
     return blocks
 
 
-class MixedGLM(Model):
+class MixedGLM(ProblemViews, Model):
     """Generalized linear mixed model (lme4's ``glmer``): a GLM with normal random effects.
 
     Parameters
@@ -197,41 +200,11 @@ class MixedGLM(Model):
         self.likelihood = MixedLikelihood(family, tuple((b.n_effects, b.n_levels)
                                                         for b in blocks))
 
-    # --- read-only views ----------------------------------------------------------------------
-    @property
-    def family(self) -> F.Family:
-        return self.problem.family
-
-    @property
-    def endog(self) -> np.ndarray:
-        return self.problem.endog
-
-    @property
-    def offset(self) -> np.ndarray:
-        return self.problem.offset
-
-    @property
-    def levels(self) -> list | None:
-        """``[failure, success]`` labels of a binary response (None for proportions)."""
-        return self.problem.levels
-
-    @property
-    def var_weights(self) -> np.ndarray:
-        return self.problem.var_weights
-
-    @property
-    def freq_weights(self) -> np.ndarray:
-        return self.problem.freq_weights
-
-    @property
-    def prior_weights(self) -> np.ndarray:
-        return np.asarray(self.problem.freq_weights) * np.asarray(self.problem.var_weights)
-
     def deviance_function(self) -> MixedDeviance:
         """lme4's deviance function of (theta, beta) on these rows."""
         return MixedDeviance(self.likelihood, self.exog, np.asarray(self.endog, dtype=float),
-                             self.prior_weights, np.asarray(self.offset, dtype=float),
-                             list(self.blocks))
+                             np.array(self.prior_weights, dtype=float),  # a contiguous copy
+                             np.asarray(self.offset, dtype=float), list(self.blocks))
 
     # --- the fit ------------------------------------------------------------------------------
     def fit(self, nagq: int = 1, maxiter: int = 200, tol: float = 1e-12, start_params=None,
@@ -260,7 +233,6 @@ class MixedGLM(Model):
         MixedGLMResults
         """
         nagq = _check_nagq(nagq, list(self.blocks))
-        dev = self.deviance_function()
         nt = self.likelihood.n_theta
         lower = self.likelihood.theta_lower
         k = self.exog.shape[1]
@@ -269,9 +241,13 @@ class MixedGLM(Model):
             if x0.shape != (nt + k,) or not np.all(np.isfinite(x0)):
                 raise ValueError(f"start_params must be {nt + k} finite numbers: the {nt} "
                                  f"covariance parameters theta, then the {k} fixed effects")
-        else:
-            beta0 = GLM(dev.y, self.exog, family=self.family, offset=dev.offset,
-                        var_weights=dev.weights).fit(on_separation="ignore").params.to_numpy()
+            dev = self.deviance_function()
+        else:  # the GLM's start first: its working arrays are freed before the deviance's
+            beta0 = GLM(np.asarray(self.endog, dtype=float), self.exog, family=self.family,
+                        offset=np.asarray(self.offset, dtype=float),
+                        var_weights=np.array(self.prior_weights, dtype=float)
+                        ).fit(on_separation="ignore").params.to_numpy()
+            dev = self.deviance_function()
             theta0 = self.likelihood.theta_start
             res1 = optimize.minimize(lambda t: dev.laplace(t, beta0), theta0, method="L-BFGS-B",
                                      bounds=[(lo if np.isfinite(lo) else None, None)
@@ -279,7 +255,8 @@ class MixedGLM(Model):
             x0 = np.r_[res1.x, beta0]
             if disp:
                 print(f"stage 1 (theta at the GLM's beta): deviance {res1.fun:.10g}")
-        x, H, converged, grad = _minimise(lambda z: dev(z, nagq), x0, lower, nt, maxiter, tol)
+        bounds = np.r_[lower, np.full(k, -np.inf)]
+        x, H, converged, grad = minimise(lambda z: dev(z, nagq), x0, bounds, maxiter, tol)
         if disp:
             print(f"stage 2 (theta, beta): deviance {dev(x, nagq):.10g}")
         theta, beta = x[:nt], x[nt:]
@@ -300,106 +277,6 @@ class MixedGLM(Model):
         check = results.convergence_check
         if check is not None:
             warn_user(check, ConvergenceWarning)
-
-
-def derivatives(f, x: np.ndarray, h: float = 1e-4) -> tuple[float, np.ndarray, np.ndarray]:
-    """``f(x)``, its central-difference gradient and Hessian (steps ``h`` times
-    ``max(1, |x_i|)``, as lme4's ``deriv12``) from ``d^2 + d + 1`` evaluations: the
-    off-diagonal terms use ``f(x +- (e_i + e_j))`` with the ``f(x +- e_i)`` of the diagonal.
-
-    Returns
-    -------
-    fx : float
-    gradient : ndarray of shape (d,)
-    hessian : ndarray of shape (d, d)
-    """
-    d = x.size
-    s = h * np.maximum(1.0, np.abs(x))
-    E = np.diag(s)
-    f0 = f(x)
-    fp = np.array([f(x + E[i]) for i in range(d)])
-    fm = np.array([f(x - E[i]) for i in range(d)])
-    g = (fp - fm) / (2 * s)
-    H = np.diag((fp - 2 * f0 + fm) / s ** 2)
-    for i in range(d):
-        for j in range(i):
-            both = f(x + E[i] + E[j]) + f(x - E[i] - E[j])
-            H[i, j] = H[j, i] = (both - fp[i] - fm[i] - fp[j] - fm[j] + 2 * f0) / (
-                2 * s[i] * s[j])
-    return f0, g, H
-
-
-def _gradient(f, x: np.ndarray, h: float = 1e-5) -> np.ndarray:
-    """Central-difference gradient."""
-    s = h * np.maximum(1.0, np.abs(x))
-    return np.array([(f(x + e) - f(x - e)) / (2 * si) for e, si in zip(np.diag(s), s,
-                                                                        strict=True)])
-
-
-def _newton_step(H: np.ndarray, g: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """``-H^{-1} g`` on the free parameters, H's eigenvalues floored to keep it a descent
-    direction."""
-    step = np.zeros_like(g)
-    Hf = H[np.ix_(free, free)]
-    vals, vecs = np.linalg.eigh((Hf + Hf.T) / 2)
-    floor = 1e-6 * max(1.0, np.abs(vals).max(initial=1.0))
-    vals = np.maximum(np.abs(vals), floor)
-    step[free] = -(vecs @ ((vecs.T @ g[free]) / vals))
-    return step
-
-
-def _minimise(f, x0: np.ndarray, lower: np.ndarray, nt: int, maxiter: int, tol: float
-              ) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
-    """Quasi-Newton from a finite-difference Hessian: Newton steps with BFGS updates of the
-    Hessian on central-difference gradients, the covariance parameters kept at or above
-    their bounds (held there when the gradient pushes outward), step halving; then the
-    Hessian again at the estimate (lme4's ``vcov``) and Newton steps with it until the
-    deviance stops falling. Returns the estimate, the Hessian there, whether it converged
-    and the gradient."""
-    lo = np.r_[lower, np.full(x0.size - nt, -np.inf)]
-    x = np.maximum(x0, lo)
-    fx, g, H = derivatives(f, x)
-    converged = False
-    for it in range(maxiter):
-        free = ~((x <= lo) & (g > 0))
-        step = _newton_step(H, g, free)
-        t, fn = 1.0, np.inf
-        while t > 1e-10:
-            xn = np.maximum(x + t * step, lo)
-            fn = f(xn)
-            if fn <= fx:
-                break
-            t /= 2
-        if not fn <= fx:
-            converged = abs(g[free]).max(initial=0.0) < 1e-4
-            break
-        gn = _gradient(f, xn)
-        sk, yk = xn - x, gn - g
-        if sk @ yk > 1e-12 * np.sqrt((sk @ sk) * (yk @ yk)):  # BFGS update
-            Hs = H @ sk
-            H = H + np.outer(yk, yk) / (yk @ sk) - np.outer(Hs, Hs) / (sk @ Hs)
-        small = fx - fn <= tol * (abs(fn) + 0.1)
-        x, fx, g = xn, fn, gn
-        if small and it > 0:
-            converged = True
-            break
-    for _ in range(3):  # the Hessian at the estimate; a Newton step with it when it helps
-        fx, g, H = derivatives(f, x)
-        free = ~((x <= lo) & (g > 0))
-        xn = np.maximum(x + _newton_step(H, g, free), lo)
-        fn = f(xn)
-        if fn < fx:
-            x = xn
-        if not fn < fx - 1e-9 * (abs(fx) + 1):
-            break
-    g = _gradient(f, x)  # at the estimate (the last Newton step may have moved it)
-    free = ~((x <= lo) & (g > 0))
-    try:  # converged when the Newton step left at the estimate is negligible
-        left = np.abs(np.linalg.solve(H[np.ix_(free, free)], g[free])).max(initial=0.0)
-        converged = converged or bool(left < 1e-6)
-    except np.linalg.LinAlgError:
-        pass
-    return x, H, converged, g
 
 
 class MixedLogit(MixedGLM):

@@ -48,15 +48,67 @@ class LRTestResults:
         Difference in the number of estimated parameters.
     pvalue : float
         Upper tail of the chi-squared distribution with ``df`` degrees of freedom.
+    note : str
+        What the numbers rest on when mixed models are compared: a fit by adaptive
+        quadrature enters with its ``llf_marginal``; a variance tested at its boundary makes the
+        p-value conservative. Empty otherwise.
     """
 
     statistic: float
     df: float
     pvalue: float
+    note: str = ""
 
     def __str__(self) -> str:
-        return (f"Likelihood-ratio test: chi2 = {self.statistic:.6g} on {self.df:g} df, "
+        text = (f"Likelihood-ratio test: chi2 = {self.statistic:.6g} on {self.df:g} df, "
                 f"p-value = {self.pvalue:.4g}")
+        return f"{text}\nNote: {self.note}" if self.note else text
+
+
+def comparison_llf(res) -> float:
+    """The log-likelihood a comparison of fits uses: a mixed fit's ``llf_marginal`` (its ``llf``
+    with the saturated constant that lme4 leaves out of ``nAGQ > 1`` fits), else ``llf``.
+
+    Parameters
+    ----------
+    res : results
+
+    Returns
+    -------
+    float
+    """
+    return float(res.llf_marginal) if isinstance(res, MixedGLMResults) else float(res.llf)
+
+
+def mixed_notes(results: Sequence, tested: bool = True) -> list[str]:
+    """What a comparison of fits that include mixed models must say.
+
+    Parameters
+    ----------
+    results : sequence of results
+        From the smallest model to the largest when ``tested``.
+    tested : bool
+        A likelihood-ratio test (the boundary note applies) rather than a table of criteria.
+
+    Returns
+    -------
+    list of str
+        Empty without mixed fits.
+    """
+    mixed = [r for r in results if isinstance(r, MixedGLMResults)]
+    notes = []
+    quad = sorted({int(r.nagq) for r in mixed if r.nagq > 1})
+    if quad:
+        notes.append(f"the log-likelihood of the adaptive-quadrature fit (nAGQ = "
+                     f"{', '.join(map(str, quad))}) includes the saturated log-likelihood that "
+                     "lme4's logLik leaves out, so it is on the footing of the others (lme4's "
+                     "anova refuses a glm against such a fit)")
+    n_theta = [r.theta.size if isinstance(r, MixedGLMResults) else 0 for r in results]
+    if tested and any(b > a for a, b in zip(n_theta, n_theta[1:], strict=False)):
+        notes.append("random-effect variances are tested at their boundary (0): the "
+                     "chi-squared p-value is conservative (for one variance the right "
+                     "p-value is half of it)")
+    return notes
 
 
 def _check_results(results: Sequence, what: str) -> None:
@@ -143,7 +195,9 @@ def lrtest(restricted, full) -> LRTestResults:
     LRTestResults
         ``statistic = 2 (llf_full - llf_restricted)``, ``df`` the difference in estimated
         parameters (the dispersion of a Gaussian GLM counts in both), ``pvalue`` from the
-        chi-squared distribution.
+        chi-squared distribution. Mixed fits (:class:`~glmclass.MixedGLM`) enter with
+        ``llf_marginal``, on a GLM's footing also for ``nagq > 1`` (lme4's ``anova`` refuses a
+        ``glm`` against those), and ``note`` says what applies.
 
     Raises
     ------
@@ -157,10 +211,11 @@ def lrtest(restricted, full) -> LRTestResults:
     if not k0 < k1:
         raise ValueError(f"lrtest: the restricted model has {k0} parameters and the full model "
                          f"{k1}; the first must have fewer (call lrtest(restricted, full))")
-    stat = 2.0 * (full.llf - restricted.llf)
-    _warn_negative(stat, full.llf, "lrtest")
+    stat = 2.0 * (comparison_llf(full) - comparison_llf(restricted))
+    _warn_negative(stat, comparison_llf(full), "lrtest")
     df = float(k1 - k0)
-    return LRTestResults(float(stat), df, float(stats.chi2.sf(stat, df)))
+    return LRTestResults(float(stat), df, float(stats.chi2.sf(stat, df)),
+                         "; ".join(mixed_notes([restricted, full])))
 
 
 def _check_nested(restricted, full) -> None:
@@ -209,6 +264,7 @@ class _AnovaTable(pd.DataFrame):
             for i in range(1, len(rows)):
                 rows[i][0] = f"[{i}]"
             lines = key + [""] + text_table(rows, width)
+        lines += [f"Note: {n}" for n in self.attrs.get("notes", [])]
         return "\n".join(line.rstrip() for line in lines)
 
     def __repr__(self) -> str:
@@ -254,7 +310,9 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
         model after
         the first ``df`` (parameters added), ``deviance_diff`` (deviance removed) and
         ``pvalue``: ``P(chi2_df > deviance_diff / phi)`` with phi the dispersion of the
-        largest model (1 for the binomial and Poisson families, as R).
+        largest model (1 for the binomial and Poisson families, as R). With a mixed fit,
+        ``deviance`` is ``-2 llf_marginal`` of every model (lme4's ``anova``), and
+        ``attrs["notes"]`` (printed under the table) says what the test rests on.
 
     Raises
     ------
@@ -286,7 +344,7 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
     # lme4's anova of mixed models compares -2 llf (a GLMM's deviance is conditional on the
     # modes); for GLMs of one response the deviance differences are the same numbers
     mixed = any(isinstance(r, MixedGLMResults) for r in results)
-    dev = np.array([-2.0 * float(r.llf) if mixed else float(r.deviance) for r in results])
+    dev = np.array([-2.0 * comparison_llf(r) if mixed else float(r.deviance) for r in results])
     df_resid = np.array([float(r.df_resid) for r in results])
     biggest = results[int(np.argmin(df_resid))]
     phi = float(getattr(biggest, "scale", 1.0))
@@ -296,6 +354,8 @@ def anova(*results, test: str = "Chisq", names: Sequence[str] | None = None) -> 
         _warn_negative(d, dev[-1] / 2.0, "anova")
     with np.errstate(invalid="ignore"):
         p = np.r_[np.nan, stats.chi2.sf(diff[1:] / phi, df[1:])]
-    return _AnovaTable({"df_resid": df_resid, "deviance": dev, "df": df,
-                       "deviance_diff": diff, "pvalue": p},
-                      index=pd.Index(_names(results, names), name="model"))
+    table = _AnovaTable({"df_resid": df_resid, "deviance": dev, "df": df,
+                        "deviance_diff": diff, "pvalue": p},
+                       index=pd.Index(_names(results, names), name="model"))
+    table.attrs["notes"] = mixed_notes(results)
+    return table

@@ -26,6 +26,7 @@ from ..summary import Summary
 from .base import check_which, row_key
 from .io import SaveMixin, require_data
 from .likelihood import LikelihoodResults
+from .mixed_profile import profile_conf_int
 
 #: lme4's ``isSingular`` tolerance on the diagonal of the relative covariance factors.
 SINGULAR_TOL = 1e-4
@@ -95,7 +96,8 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         lme4's covariance parameters (the relative Cholesky factors, column by column).
     llf : float
         Log-likelihood: Laplace (with the binomial coefficients, as lme4) or, for ``nagq >
-        1``, adaptive quadrature without the saturated constant (as lme4).
+        1``, adaptive quadrature without the saturated constant (as lme4); ``llf_marginal`` has
+        it, and model comparisons use that.
     deviance : float
         lme4's ``deviance()``: the sum of the unit deviances at the conditional modes (not
         ``-2 llf``).
@@ -136,14 +138,58 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         self.ngroups = {b.group: b.n_levels for b in blocks}
         lower = model.likelihood.theta_lower
         self.singular = bool(np.any(fit.theta[lower == 0] < SINGULAR_TOL))
-        y = np.asarray(model.endog, dtype=float)
-        self.deviance = float((model.prior_weights
-                               * model.family.unit_deviance(y, fit.modes.eta)).sum())
+        # the prior-weighted unit deviances at the modes, summed by PIRLS over row chunks
+        self.deviance = float(fit.modes.dev)
 
     @cached_property
     def rows_fingerprint(self) -> str:
         """Fingerprint of the rows (:func:`~glmclass.results.base.row_key`)."""
         return row_key(self.model.data.index, None)
+
+    # --- the footing of comparisons -----------------------------------------------------------
+    @cached_property
+    def llf_saturated(self) -> float:
+        """The saturated model's log-likelihood ``sum_i ln p(y_i | mu_i = y_i)`` (with the
+        binomial coefficients): the constant lme4's ``logLik`` of a ``nAGQ > 1`` fit leaves
+        out (its quadrature is written with unit deviances)."""
+        return -float(self.model.deviance_function().saturated) / 2.0
+
+    @cached_property
+    def llf_marginal(self) -> float:
+        """The marginal log-likelihood ``ln p(y | x)`` (the random effects integrated out by the
+        Laplace approximation or adaptive quadrature) with every constant: :attr:`llf` for
+        ``nagq = 1``; ``llf + llf_saturated`` for ``nagq > 1``. On the footing of a GLM's
+        ``llf``: what ``gc.lrtest``, ``gc.anova`` and ``gc.compare`` use. (``llf``, ``aic`` and
+        ``bic`` stay lme4's numbers.)"""
+        return float(self.llf) + (self.llf_saturated if self.nagq > 1 else 0.0)
+
+    def conf_int(self, alpha: float = 0.05, method: str = "wald") -> pd.DataFrame:
+        """Confidence intervals: Wald (of the fixed effects), or ``method="profile"``: the
+        profile-likelihood intervals of lme4's ``confint(fit, method = "profile", oldNames =
+        FALSE)`` (:mod:`glmclass.results.mixed_profile`), exact roots of the signed root
+        deviance where lme4 interpolates with a spline.
+
+        Parameters
+        ----------
+        alpha : float
+            1 - the confidence level.
+        method : {"wald", "profile"}
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``. Wald: one row per fixed effect. Profile: first
+            the SD of each scalar random-effect term, named as lme4 (``sd_(Intercept)|herd``;
+            a lower bound the profile does not reach is 0), then the fixed effects; the SDs and
+            correlations of correlated terms (``(x | g)``) are not profiled.
+        """
+        if method not in ("wald", "profile"):
+            raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")
+        if method == "wald":
+            return super().conf_int(alpha)
+        if not (isinstance(alpha, (int, float, np.number)) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        return profile_conf_int(self, float(alpha))
 
     # --- the variance components --------------------------------------------------------------
     @cached_property

@@ -331,3 +331,26 @@ def test_array_path_drops_the_groups_of_incomplete_rows():
     b = gc.MixedLogit(d["y"].iloc[1:], X[1:], d["g"].iloc[1:]).fit()
     assert a.nobs == len(d) - 1
     np.testing.assert_allclose(a.params.to_numpy(), b.params.to_numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["ri_logit", "poisson_agq10", "slope"])
+def test_row_chunks_give_the_single_pass_numbers(monkeypatch, name):
+    """One grouping factor: penalised IRLS over row chunks (CHUNK_ROWS, what keeps a 1e6-row
+    fit's memory near the design's) gives the deviance, modes and conditional SDs of one pass."""
+    import glmclass.likelihoods.mixed as LM
+
+    ref, m = REFS[name], model(name)
+    x = np.r_[ref["theta"], ref["fixef"]]
+    whole = m.deviance_function()
+    monkeypatch.setattr(LM, "CHUNK_ROWS", 97)
+    chunked = m.deviance_function()
+    assert len(chunked.chunks) > 5 and len(whole.chunks) == 1
+    assert chunked(x, CASES[name][3]) == pytest.approx(whole(x, CASES[name][3]), rel=1e-12)
+    assert chunked.saturated == pytest.approx(whole.saturated, rel=1e-12)
+    theta, beta = np.array(ref["theta"]), np.array(ref["fixef"])
+    a, b = whole.modes(theta, beta), chunked.modes(theta, beta)
+    np.testing.assert_allclose(b.u, a.u, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.eta, a.eta, rtol=1e-12, atol=1e-12)
+    for va, vb in zip(whole.conditional_variances(theta, a),
+                      chunked.conditional_variances(theta, b), strict=True):
+        np.testing.assert_allclose(vb, va, rtol=1e-10)

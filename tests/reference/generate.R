@@ -1098,3 +1098,4 @@ source(file.path("tests", "reference", "r", "binned.R"))  # -> binned.json
 source(file.path("tests", "reference", "r", "emmeans_mixed.R"))  # -> emmeans_mixed.json (issues 27, 30)
 source(file.path("tests", "reference", "r", "pima_scales.R"))  # -> pima_scales.json, data/pima.csv (issue 26)
 source(file.path("tests", "reference", "r", "cluster_fix.R"))  # -> cluster_fix.json (issue 25)
+source(file.path("tests", "reference", "r", "mixed_profile.R"))  # -> mixed_profile.json (issue 27: comparisons, profile intervals)
