@@ -274,7 +274,9 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
                     np.asarray(exog_re, dtype=float).reshape(n, -1)
             new = codes < 0
             if new.any() and not allow_new_groups:
-                raise ValueError(f"level {pd.Index(np.asarray(_keys(exog, groups, b)))[new][0]!r}"
+                level = pd.Index(np.asarray(_keys(exog, groups, b)))[new][0]
+                level = level.item() if isinstance(level, np.generic) else level
+                raise ValueError(f"level {level!r}"
                                  f" of the grouping factor {b.group!r} was not in the fit; "
                                  "pass allow_new_groups=True to predict it at random effect 0")
             contrib = np.einsum("ij,ij->i", Xr, v[np.where(new, 0, codes)])
@@ -312,13 +314,13 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         m = self.model
         if exog is None:
             require_data(self, "in-sample prediction")
-            eta = m.exog @ self.fit_record.beta + np.asarray(m.offset, dtype=float)
+            eta = m.exog @ self.params.to_numpy() + np.asarray(m.offset, dtype=float)
             if random_effects:
                 eta = self.fit_record.modes.eta
             index = m.data.index
         else:
             X, off, index = m.data.new_rows(exog, offset)
-            eta = X @ self.fit_record.beta + (0.0 if off is None else off)
+            eta = X @ self.params.to_numpy() + (0.0 if off is None else off)
             if random_effects:
                 eta = eta + self._random_part(exog, groups, exog_re, allow_new_groups,
                                               X.shape[0])

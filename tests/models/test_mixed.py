@@ -149,6 +149,25 @@ def test_predictions_on_new_data_match_in_sample():
                                res.predict(new, random_effects=False), rtol=1e-12)
 
 
+def test_an_unseen_numeric_group_is_named_as_written():
+    """cbpp's herds are integers: the error said "level np.int64(99)"."""
+    d = gc.datasets.load("cbpp")
+    d["period"] = d["period"].astype(str)
+    res = gc.MixedGLM.from_formula("cbind(incidence, size - incidence) ~ period + (1 | herd)",
+                                   d, family=gc.families.Binomial()).fit()
+    with pytest.raises(ValueError, match=r"^level 99 of the grouping factor 'herd'"):
+        res.predict(d.head(2).assign(herd=99))
+
+
+def test_predictions_read_the_results_estimates():
+    res = fitted("ri_logit")
+    d = data("mixed_ri").iloc[:5]
+    shifted = res.replaced(params=res.params + 0.5)
+    X = np.asarray(res.model.exog)[:5]  # the fit's first rows are d's
+    np.testing.assert_allclose(shifted.predict(d, which="linear", random_effects=False),
+                               X @ (res.params.to_numpy() + 0.5), rtol=1e-12)
+
+
 def test_singular_fit_warns():
     m = model("singular")
     with pytest.warns(GlmclassWarning, match="boundary \\(singular\\) fit"):
