@@ -266,7 +266,7 @@ class MixedGLM(ProblemViews, Model):
         fit = MixedFit(theta=theta, beta=beta, objective=dev(x, nagq), hessian=H,
                        gradient=grad, modes=modes, nagq=nagq, converged=converged,
                        condvar=dev.conditional_variances(theta, modes),
-                       random=dev.random_effects(theta, modes.u))
+                       random=dev.random_effects(theta, modes.u), saturated=dev.saturated)
         results = MixedGLMResults(self, fit)
         self._warn(results)
         return results

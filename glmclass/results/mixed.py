@@ -55,6 +55,10 @@ class MixedFit:
         Conditional covariance of each level's effects, per term.
     random : list of ndarray of shape (l_k, p_k)
         Conditional modes of the effects b, per term.
+    saturated : float
+        The saturated model's -2 log-likelihood (with the binomial coefficients), which an
+        adaptive-quadrature deviance leaves out; kept so that results saved without their
+        rows still compare on the GLM's footing (NaN: not recorded).
     """
 
     theta: np.ndarray
@@ -67,6 +71,7 @@ class MixedFit:
     converged: bool
     condvar: list
     random: list
+    saturated: float = float("nan")
 
     def without_rows(self) -> MixedFit:
         """This record without the rows of the fit (the linear predictor at the modes), for
@@ -152,6 +157,9 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         """The saturated model's log-likelihood ``sum_i ln p(y_i | mu_i = y_i)`` (with the
         binomial coefficients): the constant lme4's ``logLik`` of a ``nAGQ > 1`` fit leaves
         out (its quadrature is written with unit deviances)."""
+        if np.isfinite(self.fit_record.saturated):  # kept by the fit: rows not needed
+            return -float(self.fit_record.saturated) / 2.0
+        require_data(self, "the saturated log-likelihood")
         return -float(self.model.deviance_function().saturated) / 2.0
 
     @cached_property

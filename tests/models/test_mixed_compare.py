@@ -80,6 +80,20 @@ def test_lrtest_glm_against_quadrature_glmm_on_one_footing(name):
     assert glmm(name).llf_marginal == glmm(name).llf
 
 
+@pytest.mark.parametrize("fmt", ["safe", "pickle"])
+def test_quadrature_glmm_saved_without_rows_compares_on_the_same_footing(fmt, tmp_path):
+    """The saturated log-likelihood was recomputed from the model's rows: a fit saved with
+    remove_data=True gave 0 for it, and lrtest said chi2 98.05 under a note saying the
+    constant was included. The fit record keeps it."""
+    res = glmm("cbpp", 10)
+    path = tmp_path / "m.glmc"
+    res.save(path, remove_data=True, **({"format": "pickle"} if fmt == "pickle" else {}))
+    loaded = gc.load(path, **({"trusted": True} if fmt == "pickle" else {}))
+    assert loaded.llf_saturated == res.llf_saturated
+    assert gc.lrtest(glm("cbpp"), loaded).statistic == pytest.approx(
+        R["cbpp"]["agq10_chisq"], rel=1e-6)
+
+
 def test_anova_of_two_glmms_is_lme4s():
     ref = R["cbpp"]["glmm_vs_glmm"]
     small, big = glmm("cbpp", fixed="1"), glmm("cbpp")
