@@ -10,12 +10,14 @@ Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances. *J. S
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import GlmclassWarning, warn_user
 
 
-def standard_errors(variances: np.ndarray, names) -> np.ndarray:
+def standard_errors(variances: np.ndarray, names: Any) -> np.ndarray:
     """Standard errors, the square roots of ``variances``; a negative variance gives NaN and
     one warning naming its coefficients (R's ``sqrt`` gives NaN with "NaNs produced").
 
@@ -28,8 +30,9 @@ def standard_errors(variances: np.ndarray, names) -> np.ndarray:
     ----------
     variances : ndarray of shape (k,)
         The diagonal of a covariance (NaN for aliased coefficients: their errors stay NaN).
-    names : sequence of length k
-        The coefficients' labels, for the warning.
+    names : sequence of length k, or a callable returning one
+        The coefficients' labels, for the warning (a callable is called only when a variance
+        is negative: labels can cost more than the square roots, e.g. a MultiIndex).
 
     Returns
     -------
@@ -38,6 +41,7 @@ def standard_errors(variances: np.ndarray, names) -> np.ndarray:
     v = np.asarray(variances, dtype=float)
     negative = v < 0
     if negative.any():
+        names = names() if callable(names) else names
         which = ", ".join(repr(_label(n)) for n, bad in zip(names, negative, strict=True) if bad)
         warn_user(f"the covariance has a negative variance for {which}: its standard error, "
                   "z statistic, p-value and interval are NaN. A two-way cluster-robust "

@@ -114,8 +114,8 @@ class LikelihoodResults(LikelihoodMixin, FrozenResults):
     @cached_property
     def bse(self) -> pd.Series | pd.DataFrame:
         """Standard errors, the square roots of the diagonal of ``cov_params()``."""
-        return self.like_params(standard_errors(self.cov_values.diagonal(), self.coef_index),
-                                "bse")
+        return self.like_params(standard_errors(self.cov_values.diagonal(),
+                                                lambda: self.coef_index), "bse")
 
     @cached_property
     def tvalues(self) -> pd.Series | pd.DataFrame:

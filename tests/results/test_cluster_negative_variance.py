@@ -165,3 +165,17 @@ def test_emmeans_of_an_indefinite_covariance_are_nan_not_zero():
     assert any("marginal means have a negative variance" in str(w.message) for w in caught)
     # the differences of the means have positive variances here: they are reported
     assert pairs["SE"].notna().all() and pairs["p.value"].notna().all()
+
+
+def test_labels_are_asked_for_only_when_a_variance_is_negative():
+    """MNLogit's bse built its (level, term) MultiIndex on every call for the warning's
+    labels: ~1 ms of a 2 ms fit at 50 rows. The labels are read only to name a negative one."""
+    from glmclass.numerics.stderr import standard_errors
+
+    def labels():
+        raise AssertionError("labels read although no variance is negative")
+
+    np.testing.assert_array_equal(standard_errors(np.array([4.0, 9.0]), labels), [2.0, 3.0])
+    with pytest.warns(gc.GlmclassWarning, match="'b'"):
+        se = standard_errors(np.array([4.0, -1.0]), lambda: ["a", "b"])
+    assert np.isnan(se[1])
