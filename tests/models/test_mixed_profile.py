@@ -23,7 +23,12 @@ from scipy import stats
 import glmclass as gc
 from glmclass import families as F
 from glmclass.errors import GlmclassWarning
-from glmclass.results.mixed_profile import MixedProfile, profiled_parameters
+from glmclass.results.mixed_profile import (
+    MixedProfile,
+    profiled_parameters,
+    sdcor_from_theta,
+    theta_from_sdcor,
+)
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 R = json.loads((REF / "mixed_profile.json").read_text())
@@ -83,16 +88,34 @@ def test_singular_fit_sd_interval_starts_at_zero():
 
 
 def test_which_parameters_are_profiled():
-    """Scalar terms' SDs get lme4's names (``(x || g)`` is two scalar terms, g and g.1);
-    correlated terms' SDs and correlations are not profiled."""
+    """Every term's SDs and correlations get lme4's names and order (``(x || g)`` is two
+    scalar terms, both named ``|g`` as lme4's profile does), positions in (sdcor, beta)."""
     d = pd.read_csv(REF / "data" / "mixed_slope.csv")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GlmclassWarning)
         uncorr = gc.MixedLogit.from_formula("y ~ x + (x || g)", d).fit(maxiter=1)
         corr = gc.MixedLogit.from_formula("y ~ x + (x | g)", d).fit(maxiter=1)
-    assert profiled_parameters(uncorr) == [("sd_(Intercept)|g", 0, 0.0), ("sd_x|g.1", 1, 0.0),
+    assert profiled_parameters(uncorr) == [("sd_(Intercept)|g", 0, 0.0), ("sd_x|g", 1, 0.0),
                                            ("Intercept", 2, -np.inf), ("x", 3, -np.inf)]
-    assert profiled_parameters(corr) == [("Intercept", 3, -np.inf), ("x", 4, -np.inf)]
+    assert profiled_parameters(corr) == [("sd_(Intercept)|g", 0, 0.0),
+                                         ("cor_x.(Intercept)|g", 1, -1.0), ("sd_x|g", 2, 0.0),
+                                         ("Intercept", 3, -np.inf), ("x", 4, -np.inf)]
+
+
+def test_sdcor_and_theta_are_inverse():
+    """lme4's Cv_to_Sv / Sv_to_Cv on a 3 x 3 factor: SDs and correlations of ``L L'`` in
+    theta's (column-major) order, and back."""
+    L = np.array([[0.9, 0.0, 0.0], [0.3, 0.5, 0.0], [-0.2, 0.4, 0.7]])
+    theta = np.array([0.9, 0.3, -0.2, 0.5, 0.4, 0.7])
+    S = L @ L.T
+    sd = np.sqrt(np.diag(S))
+    R = S / np.outer(sd, sd)
+    want = [sd[0], R[1, 0], R[2, 0], sd[1], R[2, 1], sd[2]]
+    np.testing.assert_allclose(sdcor_from_theta(theta, 3), want, rtol=1e-14)
+    np.testing.assert_allclose(theta_from_sdcor(np.array(want), 3), theta, rtol=1e-14)
+    # p = 2 at a correlation of 1 (R singular): the slope's row is sd * (1, 0)
+    np.testing.assert_allclose(theta_from_sdcor(np.array([0.5, 1.0, 2.0]), 2), [0.5, 2.0, 0.0])
+    assert theta_from_sdcor(np.array([1.0, 0.9, -0.9, 1.0, 0.9, 1.0]), 3) is None
 
 
 def test_unknown_method_is_named():
