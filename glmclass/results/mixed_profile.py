@@ -155,9 +155,12 @@ class MixedProfile:
             return np.inf if x is None else self.dev(x, self.nagq)
 
         # a correlation at -+1 is an angle where the gradient vanishes, a saddle when the
-        # minimum has moved inside: start each refit just off it
+        # minimum has moved inside: start each refit just off it; an SD the last refit left
+        # at 0 cannot leave it (the deviance is flat there): restart it from the estimate
         start = self.start.copy()
         start[self.angle] = np.clip(start[self.angle], -ANGLE_START, ANGLE_START)
+        stuck = (self.lower == 0.0) & (start <= 0.0)
+        start[stuck] = self.mle_start[stuck]
         found = minimise(f, start, self.lower, REFIT_MAXITER, REFIT_TOL, polish=1)
         self.unconverged |= not found.converged
         self.start = found.x

@@ -1,8 +1,9 @@
 """conf_int(method="profile") of MixedGLM fits against lme4's confint(method = "profile")
-(tests/reference/r/mixed_profile.R -> mixed_profile.json), on cbpp and a random-intercept
-logit.
+(tests/reference/r/mixed_profile.R -> mixed_profile.json), on cbpp, a random-intercept
+logit, and correlated and uncorrelated random slopes ((x | g): SDs and the correlation).
 
-Tolerance: 2e-4 absolute on every bound (observed: at most 6.4e-5). lme4 interpolates its
+Tolerance: 2e-4 absolute on every bound (observed: at most 6.4e-5 on cbpp and the random
+intercept, 7.8e-5 on (x | g)'s sd_x upper bound, 3.1e-5 on (x || g)). lme4 interpolates its
 profile zeta between profile points with a spline (the R script makes the profile 4 times
 denser than lme4's default to shrink that error), while glmclass finds each bound as the exact
 root of the signed root deviance; the spline is what separates the two, not the deviance.
@@ -35,6 +36,8 @@ R = json.loads((REF / "mixed_profile.json").read_text())
 CASES = {
     "profile_cbpp": ("cbpp", "cbind(incidence, size - incidence) ~ C(period) + (1 | herd)"),
     "profile_ri_logit": ("mixed_ri", "y ~ x1 + x2 + (1 | g)"),
+    "profile_slope": ("mixed_slope", "y ~ x + (x | g)"),
+    "profile_slope_uncorr": ("mixed_slope", "y ~ x + (x || g)"),
 }
 
 
@@ -54,8 +57,9 @@ def test_profile_intervals_match_lme4(name):
     ref, res = R[name], fitted(name)
     assert -2 * res.llf <= ref["objective"] + 1e-6
     ci = res.conf_int(method="profile")
-    assert list(ci.index[:1]) == ref["names"][:1]  # lme4's name of the SD
-    assert list(ci.index[1:]) == list(res.params.index)
+    k = len(res.params)
+    assert list(ci.index[:-k]) == list(ref["names"][:-k])  # lme4's names, order of SDs/cors
+    assert list(ci.index[-k:]) == list(res.params.index)
     np.testing.assert_allclose(ci["lower"], ref["lower"], atol=2e-4)
     np.testing.assert_allclose(ci["upper"], ref["upper"], atol=2e-4)
     # no method: Wald, lme4's confint(method = "Wald")
@@ -73,6 +77,22 @@ def test_a_bound_is_where_the_profile_deviance_reaches_the_cutoff():
     assert prof.z(ci.loc["Intercept", "lower"]) == pytest.approx(-q, abs=1e-6)
     wide = res.conf_int(method="profile")
     assert (wide["lower"] < ci["lower"]).all() and (wide["upper"] > ci["upper"]).all()
+
+
+def test_correlated_term_bounds_are_roots_or_limits_as_lme4():
+    """(x | g) at level 0.999 against lme4: where the profile of the correlation stays inside
+    the cutoff up to 1 (its zeta there is 2.86 < 3.29), the bound is 1 (lme4's confint puts the
+    limit where its spline gives NA); the other bounds are roots of the signed root."""
+    ref, res = R["profile_slope"], fitted("profile_slope")
+    ci = res.conf_int(alpha=0.001, method="profile")
+    assert ci.loc["cor_x.(Intercept)|g", "upper"] == 1.0
+    assert ref["upper_999"][1] == 1.0
+    np.testing.assert_allclose(ci["lower"], ref["lower_999"], atol=2e-4)
+    np.testing.assert_allclose(ci["upper"], ref["upper_999"], atol=2e-4)
+    q = stats.norm.isf(0.0005)
+    for j, side in ((1, "lower"), (2, "lower"), (2, "upper")):
+        z = MixedProfile(res, j).z(ci.iloc[j][side])
+        assert z == pytest.approx(q if side == "upper" else -q, abs=1e-6)
 
 
 def test_singular_fit_sd_interval_starts_at_zero():
