@@ -187,9 +187,9 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
         -------
         pandas.DataFrame
             Columns ``lower`` and ``upper``. Wald: one row per fixed effect. Profile: first
-            the SD of each scalar random-effect term, named as lme4 (``sd_(Intercept)|herd``;
-            a lower bound the profile does not reach is 0), then the fixed effects; the SDs and
-            correlations of correlated terms (``(x | g)``) are not profiled.
+            the SDs and correlations of each random-effect term, named as lme4
+            (``sd_(Intercept)|g``, ``cor_x.(Intercept)|g``, ``sd_x|g``; a bound the profile
+            does not reach before the limit is the limit: 0, -1 or 1), then the fixed effects.
         """
         if method not in ("wald", "profile"):
             raise ValueError(f"method must be 'wald' or 'profile', got {method!r}")

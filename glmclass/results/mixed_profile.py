@@ -8,10 +8,17 @@ from the last point. The signed root ``z_j(b) = sign(b - x_j) sqrt(D_j(b) - D)``
 between profile points with a spline; here each bound is the root of ``z_j(b) = -+q``,
 bracketed outward from the estimate and found by Brent's method.
 
-Profiled: the fixed effects, and the standard deviation of every scalar random-effect term
-(``(1 | g)``, each term of ``(x || g)``): with sigma = 1 in a binomial or Poisson GLMM that
-SD is the term's theta, bounded below by 0 (a lower bound the profile does not reach is 0, as
-lme4's). The SDs and correlations of correlated terms (``(x | g)``) are not profiled.
+Profiled: the fixed effects, and the standard deviation of every random-effect term and the
+correlations of correlated terms, lme4's "sdcor" scale (with sigma = 1 in a binomial or Poisson
+GLMM): a term with p effects and lower-triangular relative factor L (theta, lme4's order) has
+``S = L L'``, SDs ``sqrt(S_ii)`` and correlations ``S_ij / (sd_i sd_j)``, listed as theta is
+(column by column: ``sd_(Intercept)|g``, ``cor_x.(Intercept)|g``, ``sd_x|g``). To profile one
+of them, that term's theta is written as its SDs and correlations (``L = diag(sd) chol(R)``,
+lme4's ``Sv_to_Cv``), one is held, and the deviance is minimised over the rest: the SDs bounded
+below by 0, each free correlation written as ``sin(a)`` so that it stays in [-1, 1]; the
+other terms stay in theta. A scalar term's SD is its theta. A bound the profile does not reach
+before the parameter's limit is that limit (0 for an SD, -1 or 1 for a correlation), as lme4's
+``confint`` fills the NA of its spline with the profile's limits.
 
 References
 ----------
@@ -35,16 +42,55 @@ from .profile import MAX_DOUBLINGS
 
 #: Quasi-Newton steps of one profile refit, and its relative stopping rule.
 REFIT_MAXITER, REFIT_TOL = 200, 1e-13
+#: The largest |angle| a refit starts from (a free correlation is ``sin(angle)``).
+ANGLE_START = np.pi / 2 - 0.05
+
+
+def sdcor_from_theta(theta: np.ndarray, p: int) -> np.ndarray:
+    """A term's SDs and correlations from its theta (both in lme4's order, column by column
+    down the lower triangle), for sigma = 1."""
+    L = np.zeros((p, p))
+    L[np.triu_indices(p)[::-1]] = theta  # column-major lower triangle
+    S = L @ L.T
+    sd = np.sqrt(np.diag(S))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        R = S / np.outer(sd, sd)
+    return np.array([sd[i] if i == j else R[i, j] for j in range(p) for i in range(j, p)])
+
+
+def theta_from_sdcor(v: np.ndarray, p: int) -> np.ndarray | None:
+    """A term's theta from its SDs and correlations (lme4's ``Sv_to_Cv``: ``L = diag(sd)
+    chol(R)``); None where the correlations are not a correlation matrix."""
+    R = np.eye(p)
+    sd = np.empty(p)
+    k = 0
+    for j in range(p):
+        for i in range(j, p):
+            if i == j:
+                sd[i] = v[k]
+            else:
+                R[i, j] = R[j, i] = v[k]
+            k += 1
+    if p == 2:  # closed form: also at |cor| = 1, where R is singular
+        C = np.array([[1.0, 0.0], [R[1, 0], np.sqrt(max(1.0 - R[1, 0] ** 2, 0.0))]])
+    else:
+        try:
+            C = np.linalg.cholesky(R)
+        except np.linalg.LinAlgError:
+            return None
+    L = sd[:, None] * C
+    return L[np.triu_indices(p)[::-1]]
 
 
 class MixedProfile:
-    """The signed root ``z_j(b)`` of parameter j of ``(theta, beta)`` of a mixed fit.
+    """The signed root ``z_j(b)`` of parameter j of ``(sdcor, beta)`` of a mixed fit.
 
     Parameters
     ----------
     res : MixedGLMResults
     j : int
-        Position in ``(theta, beta)``.
+        Position in ``(sdcor, beta)``: the terms' SDs and correlations in theta's order (a
+        scalar term's SD is its theta), then the fixed effects.
 
     Attributes
     ----------
@@ -60,29 +106,62 @@ class MixedProfile:
         fit = res.fit_record
         self.dev = res.model.deviance_function()
         self.nagq = int(fit.nagq)
-        self.x_hat = np.r_[fit.theta, fit.beta]
+        theta = np.asarray(fit.theta, dtype=float)
+        lower = np.r_[res.model.likelihood.theta_lower, np.full(fit.beta.size, -np.inf)]
+        self.x_hat = np.r_[theta, fit.beta]
+        self.term: tuple[int, int] | None = None  # (start, p) of j's term when p > 1
+        angle = np.zeros(self.x_hat.size, dtype=bool)
+        pos = 0
+        for p, _ in res.model.likelihood.sizes:
+            n = p * (p + 1) // 2
+            if p > 1 and pos <= j < pos + n:
+                self.term = (pos, p)
+                self.x_hat[pos:pos + n] = sdcor_from_theta(theta[pos:pos + n], p)
+                diag = np.array([i == c for c in range(p) for i in range(c, p)])
+                angle[pos:pos + n] = ~diag
+                lower[pos:pos + n] = np.where(diag, 0.0, -np.inf)
+            pos += n
         self.j = j
         self.free = np.flatnonzero(np.arange(self.x_hat.size) != j)
-        lower = np.r_[res.model.likelihood.theta_lower, np.full(fit.beta.size, -np.inf)]
+        self.angle = angle[self.free]
         self.lower = lower[self.free]
         self.bhat = float(self.x_hat[j])
         self.objective = float(fit.objective)
-        self.mle_start = self.x_hat[self.free]
+        start = self.x_hat[self.free].copy()
+        start[self.angle] = np.arcsin(np.clip(start[self.angle], -1.0, 1.0))
+        self.mle_start = start
         self.start = self.mle_start
         self.worse = False
         self.unconverged = False
 
-    def _full(self, b: float, others: np.ndarray) -> np.ndarray:
+    def _full(self, b: float, others: np.ndarray) -> np.ndarray | None:
         x = self.x_hat.copy()
-        x[self.j], x[self.free] = b, others
+        values = others.copy()
+        values[self.angle] = np.sin(values[self.angle])
+        x[self.j], x[self.free] = b, values
+        if self.term is not None:
+            pos, p = self.term
+            n = p * (p + 1) // 2
+            theta = theta_from_sdcor(x[pos:pos + n], p)
+            if theta is None:
+                return None
+            x[pos:pos + n] = theta
         return x
 
     def deviance(self, b: float) -> float:
         """The deviance with parameter j held at b, the others minimised."""
         def f(z: np.ndarray) -> float:
-            return self.dev(self._full(b, z), self.nagq)
+            x = self._full(b, z)
+            return np.inf if x is None else self.dev(x, self.nagq)
 
-        found = minimise(f, self.start, self.lower, REFIT_MAXITER, REFIT_TOL, polish=1)
+        # a correlation at -+1 is an angle where the gradient vanishes, a saddle when the
+        # minimum has moved inside: start each refit just off it; an SD the last refit left
+        # at 0 cannot leave it (the deviance is flat there): restart it from the estimate
+        start = self.start.copy()
+        start[self.angle] = np.clip(start[self.angle], -ANGLE_START, ANGLE_START)
+        stuck = (self.lower == 0.0) & (start <= 0.0)
+        start[stuck] = self.mle_start[stuck]
+        found = minimise(f, start, self.lower, REFIT_MAXITER, REFIT_TOL, polish=1)
         self.unconverged |= not found.converged
         self.start = found.x
         return f(found.x)
@@ -95,17 +174,19 @@ class MixedProfile:
         return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))
 
 
-def _bound(prof: MixedProfile, q: float, sign: float, step: float, floor: float) -> float:
+def _bound(prof: MixedProfile, q: float, sign: float, step: float,
+           limits: tuple[float, float]) -> float:
     """The root of ``z(b) = sign q`` on one side of the estimate, bracketed by doubling the
-    distance; ``floor`` where the profile stays inside the cutoff down to it, ``+-inf`` when it
-    never reaches the cutoff."""
+    distance; the parameter's limit on that side (0 for an SD, -+1 for a correlation) where
+    the profile stays inside the cutoff up to it, ``+-inf`` when it never reaches the cutoff."""
+    limit = limits[0] if sign < 0 else limits[1]
     prof.start = prof.mle_start
     near, far = prof.bhat, prof.bhat + sign * step
     for _ in range(MAX_DOUBLINGS):
-        if far <= floor:
-            far = floor
+        if sign * (far - limit) >= 0:
+            far = limit
             if sign * prof.z(far) < q:
-                return floor
+                return limit
             break
         if sign * prof.z(far) >= q:
             break
@@ -117,19 +198,19 @@ def _bound(prof: MixedProfile, q: float, sign: float, step: float, floor: float)
 
 
 def profiled_parameters(res: Any) -> list[tuple[str, int, float]]:
-    """What :func:`profile_conf_int` profiles: ``(name, position in (theta, beta), lower
-    limit)`` for the SD of each scalar random-effect term (lme4's name ``sd_(Intercept)|g``)
-    and each fixed effect."""
+    """What :func:`profile_conf_int` profiles: ``(name, position in (sdcor, beta), lower
+    limit)`` in lme4's order: per random-effect term its SDs and correlations in theta's order
+    (lme4's names ``sd_(Intercept)|g``, ``cor_x.(Intercept)|g``, ``sd_x|g``; lower limit 0 for
+    an SD, -1 for a correlation, whose upper limit is 1), then each fixed effect."""
     out: list[tuple[str, int, float]] = []
-    variances = res.random_effects_cov[res.random_effects_cov["var2"].isna()]
-    pos, row = 0, 0
+    pos = 0
     for block in res.model.blocks:
-        p = block.n_effects
-        if p == 1:
-            group, name = variances.iloc[row][["group", "var1"]]
-            out.append((f"sd_{name}|{group}", pos, 0.0))
-        pos += p * (p + 1) // 2
-        row += p
+        p, names, g = block.n_effects, block.names, block.group
+        for c in range(p):
+            for i in range(c, p):
+                out.append((f"sd_{names[i]}|{g}", pos, 0.0) if i == c
+                           else (f"cor_{names[i]}.{names[c]}|{g}", pos, -1.0))
+                pos += 1
     out += [(str(name), pos + k, -np.inf) for k, name in enumerate(res.params.index)]
     return out
 
@@ -147,8 +228,9 @@ def profile_conf_int(res: Any, alpha: float = 0.05) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``lower`` and ``upper``; rows the SDs of the scalar random-effect terms
-        (``sd_(Intercept)|herd``), then the fixed effects, as lme4.
+        Columns ``lower`` and ``upper``; rows the SDs and correlations of the random-effect
+        terms (``sd_(Intercept)|herd``; ``sd_(Intercept)|g``, ``cor_x.(Intercept)|g``,
+        ``sd_x|g``), then the fixed effects, as lme4.
     """
     q = float(stats.norm.isf(alpha / 2))
     H = res.fit_record.hessian
@@ -159,8 +241,12 @@ def profile_conf_int(res: Any, alpha: float = 0.05) -> pd.DataFrame:
     rows = {}
     for name, j, floor in profiled_parameters(res):
         prof = MixedProfile(res, j)
+        limits = (floor, 1.0 if floor == -1.0 else np.inf)
+        # theta's Wald SE: on the sdcor scale of a correlated term only a first step's size
         step = q * se[j] if np.isfinite(se[j]) and se[j] > 0 else max(0.1, abs(prof.bhat))
-        rows[name] = (_bound(prof, q, -1.0, step, floor), _bound(prof, q, 1.0, step, floor))
+        if limits[1] == 1.0:
+            step = min(step, 0.5 * (1.0 - abs(prof.bhat)) + 1e-3)
+        rows[name] = (_bound(prof, q, -1.0, step, limits), _bound(prof, q, 1.0, step, limits))
         if prof.worse or prof.unconverged:
             why = ("a refit with it held fixed fit better than the fit (the fit had not "
                    "converged)" if prof.worse else "some refits with it held fixed did not "

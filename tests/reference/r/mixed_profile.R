@@ -15,7 +15,7 @@
 ## (sum dbinom(y, n, y/n, log = TRUE), sum dpois(y, y, log = TRUE)).
 ##
 ## Profiles.  confint(fit, method = "profile", oldNames = FALSE) (rows "sd_(Intercept)|herd",
-## then the fixed effects) with a denser profile than lme4's default (delta = cutoff / 32
+## or for (x | g) "sd_(Intercept)|g", "cor_x.(Intercept)|g", "sd_x|g", then the fixed effects) with a denser profile than lme4's default (delta = cutoff / 32
 ## instead of / 8: its intervals come from spline interpolation between profile points, and
 ## more points make the spline closer to the exact roots), on the fits polished as in mixed.R.
 
@@ -88,17 +88,26 @@ out$poisson <- list(
   agq10_chisq = 2 * (llp10 - as.numeric(logLik(gp))))
 
 ## profile intervals --------------------------------------------------------------------------
-profile_ci <- function(m) {
+profile_ci <- function(m, wide = FALSE) {
   pr <- profile(m, signames = FALSE, delta = qnorm(0.975) / 32, maxpts = 400)
   ci <- confint(pr, level = 0.95)
-  list(names = I(rownames(ci)), lower = vec(ci[, 1]), upper = vec(ci[, 2]),
+  ## level 0.999: where the profile stays inside the cutoff up to a parameter's limit, lme4's
+  ## spline gives NA and confint puts the limit (0 for an SD, -1 or 1 for a correlation)
+  ci999 <- if (wide) confint(pr, level = 0.999) else NULL
+  c(if (wide) list(lower_999 = vec(ci999[, 1]), upper_999 = vec(ci999[, 2])),
+    list(names = I(rownames(ci)), lower = vec(ci[, 1]), upper = vec(ci[, 2]),
        wald = mat(confint(m, method = "Wald", oldNames = FALSE)[names(fixef(m)), ]),
        fixef = vec(fixef(m)), theta = vec(getME(m, "theta")),
-       objective = unname(-2 * as.numeric(logLik(m))))
+       objective = unname(-2 * as.numeric(logLik(m)))))
 }
 out$profile_cbpp <- profile_ci(m1)
 ri <- read.csv(file.path(datadir, "mixed_ri.csv"))
 out$profile_ri_logit <- profile_ci(fit_tight(y ~ x1 + x2 + (1 | g), ri, binomial))
+## terms with several effects per group (mixed.R's simulated random slopes): (x | g) profiles
+## sd_(Intercept)|g, cor_x.(Intercept)|g, sd_x|g; (x || g) two SDs (lme4 names both "|g")
+slope <- read.csv(file.path(datadir, "mixed_slope.csv"))
+out$profile_slope <- profile_ci(fit_tight(y ~ x + (x | g), slope, binomial), wide = TRUE)
+out$profile_slope_uncorr <- profile_ci(fit_tight(y ~ x + (x || g), slope, binomial))
 
 write_json(out, "mixed_profile.json")
 })
