@@ -174,8 +174,8 @@ class MixedProfile:
         return float(np.sign(b - self.bhat) * np.sqrt(max(excess, 0.0)))
 
 
-def _bound(prof: MixedProfile, q: float, sign: float, step: float,
-           limits: tuple[float, float]) -> float:
+def profile_bound(prof: MixedProfile, q: float, sign: float, step: float,
+                  limits: tuple[float, float], name: str = "the parameter") -> float:
     """The root of ``z(b) = sign q`` on one side of the estimate, bracketed by doubling the
     distance; the parameter's limit on that side (0 for an SD, -+1 for a correlation) where
     the profile stays inside the cutoff up to it, ``+-inf`` when it never reaches the cutoff."""
@@ -193,8 +193,15 @@ def _bound(prof: MixedProfile, q: float, sign: float, step: float,
         near, far = far, prof.bhat + 2.0 * (far - prof.bhat)
     else:
         return sign * np.inf
-    return float(optimize.brentq(lambda b: prof.z(b) - sign * q, *sorted((near, far)),
-                                 xtol=1e-10 * max(1.0, abs(far)), maxiter=200))
+    try:
+        return float(optimize.brentq(lambda b: prof.z(b) - sign * q, *sorted((near, far)),
+                                     xtol=1e-10 * max(1.0, abs(far)), maxiter=200))
+    except ValueError:  # z(near) and z(far) on one side after all: a refit found another optimum
+        warnings.warn(f"the profile of {name} is not monotone between {near:.6g} and "
+                      f"{far:.6g} (a refit there found another optimum): that bound is NaN, as "
+                      "lme4 gives NA with 'bad profile'; try the Wald interval or refit from "
+                      "other start_params", GlmclassWarning, stacklevel=5)
+        return float("nan")
 
 
 def profiled_parameters(res: Any) -> list[tuple[str, int, float]]:
@@ -246,7 +253,8 @@ def profile_conf_int(res: Any, alpha: float = 0.05) -> pd.DataFrame:
         step = q * se[j] if np.isfinite(se[j]) and se[j] > 0 else max(0.1, abs(prof.bhat))
         if limits[1] == 1.0:
             step = min(step, 0.5 * (1.0 - abs(prof.bhat)) + 1e-3)
-        rows[name] = (_bound(prof, q, -1.0, step, limits), _bound(prof, q, 1.0, step, limits))
+        rows[name] = (profile_bound(prof, q, -1.0, step, limits, name),
+                      profile_bound(prof, q, 1.0, step, limits, name))
         if prof.worse or prof.unconverged:
             why = ("a refit with it held fixed fit better than the fit (the fit had not "
                    "converged)" if prof.worse else "some refits with it held fixed did not "

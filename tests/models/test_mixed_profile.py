@@ -144,3 +144,22 @@ def test_unknown_method_is_named():
         res.conf_int(method="spline")
     with pytest.raises(ValueError, match="alpha"):
         res.conf_int(alpha=2.0, method="profile")
+
+
+
+class _NoSignChange:
+    """A profile whose signed root is past the cutoff at both ends of the bracket (its value
+    at the estimate moved: a refit there found another optimum)."""
+
+    bhat, mle_start, start = 0.0, None, None
+
+    def z(self, b: float) -> float:
+        return 3.0
+
+
+def test_a_profile_that_is_not_monotone_gives_nan_with_a_warning_not_scipys_error():
+    """scipy's "f(a) and f(b) must have different signs" reached the user; lme4 gives NA."""
+    from glmclass.results.mixed_profile import profile_bound
+
+    with pytest.warns(gc.GlmclassWarning, match="profile of sd_x.*not monotone"):
+        assert np.isnan(profile_bound(_NoSignChange(), 1.96, 1.0, 0.5, (0.0, np.inf), "sd_x"))
