@@ -193,9 +193,9 @@ class MixedDeviance:
         L = self.likelihood.factors(theta)
         b0 = self.blocks[0]
         if self.kind == "single":
-            return b0.X @ L[0]
+            return b0.times(L[0])
         if self.kind == "schur":
-            return [b.X @ Lk for b, Lk in zip(self.blocks, L, strict=True)]
+            return [b.times(Lk) for b, Lk in zip(self.blocks, L, strict=True)]
         return z_matrix(self.blocks, L)
 
     def _times(self, ZL, u: np.ndarray) -> np.ndarray:
@@ -231,7 +231,7 @@ class MixedDeviance:
         U = u.reshape(nl, -1)
         A, g, dev = np.zeros((nl, p, p)), np.zeros((nl, p)), 0.0
         for c, terms in zip(self.chunks, self._chunk_terms, strict=True):
-            Z, codes = b.X[c] @ L0, b.codes[c]
+            Z, codes = b.times(L0, c), b.codes[c]
             w, r, d = terms(fixed[c] + np.einsum("ij,ij->i", Z, U[codes]))
             dev += d
             _add_group_sums(A, g, Z, codes, w, r)
@@ -247,7 +247,7 @@ class MixedDeviance:
             def eta_single(u: np.ndarray) -> np.ndarray:
                 out, U = np.empty(fixed.shape[0]), u.reshape(b.n_levels, -1)
                 for c in self.chunks:
-                    out[c] = fixed[c] + np.einsum("ij,ij->i", b.X[c] @ L0, U[b.codes[c]])
+                    out[c] = fixed[c] + np.einsum("ij,ij->i", b.times(L0, c), U[b.codes[c]])
                 return out
 
             return (lambda u: self._single_pass(L0, fixed, u)), eta_single
@@ -294,7 +294,7 @@ class MixedDeviance:
         rows' levels: a dense (l_k p_k, l_m p_m) matrix from sums over rows."""
         bk, bm = self.blocks[k], self.blocks[m]
         lk, lm, pk, pm = bk.n_levels, bm.n_levels, bk.n_effects, bm.n_effects
-        idx = bk.codes * lm + bm.codes
+        idx = bk.codes.astype(np.intp) * lm + bm.codes
         out = np.empty((lk, pk, lm, pm))
         for a in range(pk):
             for c in range(pm):

@@ -35,6 +35,7 @@ from ..formula.bars import (
     RandomFormula,
     bar_columns,
     build_blocks,
+    intercept_column,
     split_bars,
 )
 from ..formula.design import capture_env
@@ -83,11 +84,12 @@ def _array_blocks(groups: Any, exog_re: Any, n: int, rows: np.ndarray | None
             raise ValueError(f"groups column {col!r} has missing values; drop those rows")
         codes, levels = pd.factorize(keys, sort=True)
         if exog_re is None:
-            Xr, names = np.ones((n, 1)), ["(Intercept)"]
+            Xr, names = intercept_column(n), ["(Intercept)"]
         else:
             Xr = np.asarray(exog_re, dtype=float).reshape(n, -1)
             names = [str(c) for c in getattr(exog_re, "columns", range(Xr.shape[1]))]
-        blocks.append(RandomBlock(str(col), names, pd.Index(levels), codes.astype(np.intp),
+        blocks.append(RandomBlock(str(col), names, pd.Index(levels),
+                                  codes.astype(np.int32 if len(levels) < 2**31 - 1 else np.intp),
                                   Xr, None))
     nl = [b.n_levels for b in blocks]
     if any(np.diff(nl) > 0):
