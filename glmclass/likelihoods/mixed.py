@@ -150,7 +150,8 @@ class MixedDeviance:
     y : ndarray of shape (n_obs,)
         The response on the family's scale (proportions for binomial counts).
     weights : ndarray of shape (n_obs,)
-        Prior weights (binomial trials).
+        Prior weights (binomial trials); a broadcast view of one value (the default weights)
+        is not copied to n rows.
     offset : ndarray of shape (n_obs,)
     blocks : list of RandomBlock
         The random-effect terms, in lme4's order.
@@ -174,9 +175,11 @@ class MixedDeviance:
         #: row chunks of the one-factor passes (:data:`CHUNK_ROWS`)
         self.chunks = [slice(a, min(a + CHUNK_ROWS, n)) for a in range(0, max(n, 1), CHUNK_ROWS)]
         if self.kind == "single":
-            self._chunk_terms = [self.family.terms_for(y[c], weights[c]) for c in self.chunks]
+            self._chunk_terms = [self.family.terms_for(y[c], w) for c, w in
+                                 zip(self.chunks, _chunk_weights(weights, self.chunks),
+                                     strict=True)]
         else:
-            self._terms = self.family.terms_for(y, weights)
+            self._terms = self.family.terms_for(y, np.ascontiguousarray(weights))
         self._unit = self.family.unit_deviance_for(y)
         self._u = np.zeros(self.q)  # warm start of PIRLS, the modes of the last call
         # -2 log p(y | eta) = sum of the weighted unit deviances + this constant (the
@@ -333,7 +336,8 @@ class MixedDeviance:
               tol: float = 1e-13, maxiter: int = 100) -> Modes:
         """The conditional modes of u at (theta, beta) by penalised IRLS (Fisher scoring on
         ``sum d_i + |u|^2`` with step halving), from ``u0`` (default: the last modes)."""
-        fixed = self.X @ beta + self.offset
+        fixed = self.X @ beta
+        fixed += self.offset  # in place: one n-row array
         at, eta_at = self._evaluator(theta, fixed)
         u = (self._u if u0 is None else u0).copy()
         dev, A, g = at(u)
@@ -376,7 +380,8 @@ class MixedDeviance:
         b = self.blocks[0]
         nl, codes = b.n_levels, b.codes
         x = b.X[:, 0] * theta[0]
-        fixed = self.X @ beta + self.offset
+        fixed = self.X @ beta
+        fixed += self.offset  # in place: one n-row array
         sd = 1.0 / np.sqrt(m.blocks_A[:, 0, 0])
         dev0 = np.bincount(codes, self.weights * self._unit(m.eta), minlength=nl)
         z, wts = hermegauss(nagq)
@@ -444,6 +449,19 @@ class MixedDeviance:
             out.append(u[pos:pos + p * nl].reshape(nl, p) @ L.T)
             pos += p * nl
         return out
+
+
+def _chunk_weights(weights: np.ndarray, chunks: list[slice]) -> list[np.ndarray]:
+    """The weights of each row chunk as contiguous arrays (the families' terms take sums of
+    weighted terms as dot products, whose rounding depends on the memory layout): slices of
+    ``weights``, or for a broadcast view of one value, views of one chunk-long array of it
+    (not n rows)."""
+    if weights.ndim == 1 and weights.shape[0] and weights.strides == (0,):
+        size = max(c.stop - c.start for c in chunks)
+        shared = np.full(size, weights[0], dtype=float)
+        shared.flags.writeable = False
+        return [shared[:c.stop - c.start] for c in chunks]
+    return [np.ascontiguousarray(weights[c]) for c in chunks]
 
 
 def _add_group_sums(A: np.ndarray, g: np.ndarray, Z: np.ndarray, codes: np.ndarray,

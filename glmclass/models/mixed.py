@@ -205,7 +205,7 @@ class MixedGLM(ProblemViews, Model):
     def deviance_function(self) -> MixedDeviance:
         """lme4's deviance function of (theta, beta) on these rows."""
         return MixedDeviance(self.likelihood, self.exog, np.asarray(self.endog, dtype=float),
-                             np.array(self.prior_weights, dtype=float),  # a contiguous copy
+                             np.asarray(self.prior_weights, dtype=float),
                              np.asarray(self.offset, dtype=float), list(self.blocks))
 
     # --- the fit ------------------------------------------------------------------------------
