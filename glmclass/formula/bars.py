@@ -261,15 +261,16 @@ def group_codes(frame: pd.DataFrame, term: BarTerm) -> tuple[np.ndarray, Any]:
                          "those rows or fill them in")
     # pandas' sorted factorize (the same levels and codes) by chunks of rows: factorize
     # itself holds a hash table sized to the rows, 2.6 times the codes' bytes at the peak
-    chunks = [slice(a, a + CODE_CHUNK) for a in range(0, len(keys), CODE_CHUNK)]
-    seen = [pd.unique(keys[c]) for c in chunks]
+    values = keys.to_numpy()
+    chunks = [slice(a, a + CODE_CHUNK) for a in range(0, len(values), CODE_CHUNK)]
+    seen = [pd.unique(values[c]) for c in chunks]
     levels = pd.factorize(pd.Index(np.concatenate(seen)).unique(), sort=True)[1]
     if len(levels) < 2:
         raise ValueError(f"the grouping factor {term.group!r} has a single level: a "
                          "variance between groups needs at least two")
-    codes = np.empty(len(keys), dtype=np.int32 if len(levels) < 2**31 - 1 else np.intp)
+    codes = np.empty(len(values), dtype=np.int32 if len(levels) < 2**31 - 1 else np.intp)
     for c in chunks:
-        codes[c] = levels.get_indexer(keys[c])
+        codes[c] = levels.get_indexer(values[c])
     return codes, levels
 
 
@@ -285,13 +286,16 @@ def build_blocks(terms: tuple[BarTerm, ...], frame: pd.DataFrame, eval_env: Any,
     """
     blocks = []
     for t in terms:
-        design = build_design(f"~ {t.expr}", frame, "raise", eval_env=eval_env, engine=engine)
+        # a random intercept's design (a column of ones) is learned on one row, and its
+        # effect column is a broadcast view: no n x 1 array of ones is made
+        intercept = t.expr.strip() == "1"
+        design = build_design(f"~ {t.expr}", frame.iloc[:1] if intercept else frame, "raise",
+                              eval_env=eval_env, engine=engine)
         names = [str(n) for n in design.spec.column_names]
         names = ["(Intercept)" if n == "Intercept" else n for n in names]
-        X = intercept_column(len(frame)) if names == ["(Intercept)"] else np.asarray(
-            design.exog, dtype=float)
+        X = intercept_column(len(frame)) if intercept else np.asarray(design.exog, dtype=float)
         spec = design.spec
-        del design  # a random intercept's n x 1 column of ones is not kept
+        del design
         codes, levels = group_codes(frame, t)
         blocks.append(RandomBlock(t.group, names, pd.Index(levels).astype(str)
                                   if len(t.factors) > 1 else pd.Index(levels), codes, X, spec))

@@ -119,7 +119,8 @@ class Modes:
     ----------
     u : ndarray of shape (q,)
         Spherical modes (b = Lambda u).
-    eta : ndarray of shape (n_obs,)
+    eta : ndarray of shape (n_obs,) or None
+        The linear predictor at the modes (None when not asked for).
     dev : float
         Prior-weighted sum of unit deviances at the modes.
     logdet : float
@@ -132,7 +133,7 @@ class Modes:
     """
 
     u: np.ndarray
-    eta: np.ndarray
+    eta: np.ndarray | None
     dev: float
     logdet: float
     blocks_A: np.ndarray | None
@@ -333,9 +334,10 @@ class MixedDeviance:
         return lu.solve(g), float(np.log(np.abs(lu.U.diagonal())).sum())
 
     def modes(self, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None,
-              tol: float = 1e-13, maxiter: int = 100) -> Modes:
+              tol: float = 1e-13, maxiter: int = 100, with_eta: bool = True) -> Modes:
         """The conditional modes of u at (theta, beta) by penalised IRLS (Fisher scoring on
-        ``sum d_i + |u|^2`` with step halving), from ``u0`` (default: the last modes)."""
+        ``sum d_i + |u|^2`` with step halving), from ``u0`` (default: the last modes);
+        ``with_eta=False`` leaves the n-row linear predictor out (``Modes.eta`` None)."""
         fixed = self.X @ beta
         fixed += self.offset  # in place: one n-row array
         at, eta_at = self._evaluator(theta, fixed)
@@ -362,7 +364,7 @@ class MixedDeviance:
                 converged = True
                 break
         _, logdet = self._solve(A, np.zeros(self.q))
-        eta = eta_at(u)
+        eta = eta_at(u) if with_eta else None
         self._u = u
         return Modes(u, eta, float(dev), logdet, A if self.single else None,
                      None if self.single else A, converged)
@@ -370,7 +372,7 @@ class MixedDeviance:
     # --- the deviance ---------------------------------------------------------------------------
     def laplace(self, theta: np.ndarray, beta: np.ndarray) -> float:
         """-2 log-likelihood by the Laplace approximation (lme4's ``nAGQ = 1`` objective)."""
-        m = self.modes(theta, beta)
+        m = self.modes(theta, beta, with_eta=False)
         return float(m.dev + self.saturated + m.u @ m.u + m.logdet)
 
     def agq(self, theta: np.ndarray, beta: np.ndarray, nagq: int) -> float:

@@ -27,6 +27,7 @@ from scipy import optimize
 
 from .. import families as F
 from .. import links as L
+from ..binomial_terms import all_ones
 from ..data.labelled import check_row_labels
 from ..data.model_data import ModelData, has_dask, is_dask
 from ..errors import ConvergenceWarning, GlmclassWarning, warn_user
@@ -245,9 +246,10 @@ class MixedGLM(ProblemViews, Model):
                                  f"covariance parameters theta, then the {k} fixed effects")
             dev = self.deviance_function()
         else:  # the GLM's start first: its working arrays are freed before the deviance's
+            weights = np.asarray(self.prior_weights, dtype=float)  # None: no n-row copy
             beta0 = GLM(np.asarray(self.endog, dtype=float), self.exog, family=self.family,
                         offset=np.asarray(self.offset, dtype=float),
-                        var_weights=np.array(self.prior_weights, dtype=float)
+                        var_weights=None if all_ones(weights) else weights
                         ).fit(on_separation="ignore").params.to_numpy()
             dev = self.deviance_function()
             theta0 = self.likelihood.theta_start
