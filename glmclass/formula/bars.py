@@ -31,6 +31,9 @@ from ..errors import DataError
 from .design import build_design
 from .parse import split_formula, top_level
 
+#: Rows per chunk when the grouping factors are coded (:func:`group_codes`).
+CODE_CHUNK = 1 << 16
+
 
 @dataclass(frozen=True)
 class BarTerm:
@@ -171,9 +174,12 @@ class RandomBlock:
     levels : pandas.Index
         The grouping factor's levels, sorted.
     codes : ndarray of int of shape (n_obs,)
-        Each row's level (position in ``levels``).
+        Each row's level (position in ``levels``): int32 when the levels allow (half the
+        bytes of NumPy's default integers).
     X : ndarray of shape (n_obs, p)
-        The effect columns at each row.
+        The effect columns at each row; for effects the same on every row (a random
+        intercept's column of ones) a read-only broadcast view of one row, which takes no
+        memory per row (:attr:`shared_row`).
     spec : object
         The term's design spec, which builds ``X`` for new data.
     """
@@ -192,6 +198,21 @@ class RandomBlock:
     @property
     def n_effects(self) -> int:
         return self.X.shape[1]
+
+    @property
+    def shared_row(self) -> bool:
+        """Whether every row has the same effect values (``X`` a broadcast view of one row,
+        as for a random intercept)."""
+        return self.X.shape[0] > 0 and self.X.strides[0] == 0
+
+    def times(self, L: np.ndarray, rows: slice = slice(None)) -> np.ndarray:
+        """``X[rows] @ L``, the rows' effect columns times a p x p factor; for a
+        :attr:`shared_row` block a broadcast view of the one row's product (no per-row
+        array and no per-row multiply; the same values)."""
+        if self.shared_row:
+            n = len(range(*rows.indices(self.X.shape[0])))
+            return np.broadcast_to(self.X[:1] @ L, (n, L.shape[1]))
+        return self.X[rows] @ L
 
     def without_rows(self) -> RandomBlock:
         """This block without the rows of the fit (codes and effect columns of no row):
@@ -212,12 +233,45 @@ def group_keys(frame: pd.DataFrame, factors: tuple[str, ...]) -> pd.Index:
         raise ValueError(f"the data lack the grouping column {missing[0]!r} of the "
                          "random-effect terms")
     if len(factors) == 1:
-        return pd.Index(frame[factors[0]].to_numpy())
+        return pd.Index(frame[factors[0]].to_numpy(), copy=False)
     parts = [frame[f].astype(str).to_numpy(dtype=object) for f in factors]
     out = parts[0]
     for p in parts[1:]:
         out = out + ":" + p
     return pd.Index(out)
+
+
+def intercept_column(n: int) -> np.ndarray:
+    """A random intercept's effect column: ones on ``n`` rows, as a read-only broadcast view
+    (no memory per row)."""
+    return np.broadcast_to(np.ones((1, 1)), (n, 1))
+
+
+def group_codes(frame: pd.DataFrame, term: BarTerm) -> tuple[np.ndarray, Any]:
+    """Each row's level of the term's grouping factor (int32 codes) and the sorted levels.
+
+    Raises
+    ------
+    ValueError
+        A grouping factor with a missing value or with a single level, naming it.
+    """
+    keys = group_keys(frame, term.factors)
+    if pd.isna(keys).any():  # on the Index itself: no object array of n values
+        raise ValueError(f"the grouping column {term.group!r} has missing values; drop "
+                         "those rows or fill them in")
+    # pandas' sorted factorize (the same levels and codes) by chunks of rows: factorize
+    # itself holds a hash table sized to the rows, 2.6 times the codes' bytes at the peak
+    values = keys.to_numpy()
+    chunks = [slice(a, a + CODE_CHUNK) for a in range(0, len(values), CODE_CHUNK)]
+    seen = [pd.unique(values[c]) for c in chunks]
+    levels = pd.factorize(pd.Index(np.concatenate(seen)).unique(), sort=True)[1]
+    if len(levels) < 2:
+        raise ValueError(f"the grouping factor {term.group!r} has a single level: a "
+                         "variance between groups needs at least two")
+    codes = np.empty(len(values), dtype=np.int32 if len(levels) < 2**31 - 1 else np.intp)
+    for c in chunks:
+        codes[c] = levels.get_indexer(values[c])
+    return codes, levels
 
 
 def build_blocks(terms: tuple[BarTerm, ...], frame: pd.DataFrame, eval_env: Any,
@@ -232,21 +286,19 @@ def build_blocks(terms: tuple[BarTerm, ...], frame: pd.DataFrame, eval_env: Any,
     """
     blocks = []
     for t in terms:
-        keys = group_keys(frame, t.factors)
-        if pd.isna(np.asarray(keys, dtype=object)).any():
-            raise ValueError(f"the grouping column {t.group!r} has missing values; drop "
-                             "those rows or fill them in")
-        codes, levels = pd.factorize(keys, sort=True)
-        if len(levels) < 2:
-            raise ValueError(f"the grouping factor {t.group!r} has a single level: a "
-                             "variance between groups needs at least two")
-        design = build_design(f"~ {t.expr}", frame, "raise", eval_env=eval_env, engine=engine)
+        # a random intercept's design (a column of ones) is learned on one row, and its
+        # effect column is a broadcast view: no n x 1 array of ones is made
+        intercept = t.expr.strip() == "1"
+        design = build_design(f"~ {t.expr}", frame.iloc[:1] if intercept else frame, "raise",
+                              eval_env=eval_env, engine=engine)
         names = [str(n) for n in design.spec.column_names]
         names = ["(Intercept)" if n == "Intercept" else n for n in names]
+        X = intercept_column(len(frame)) if intercept else np.asarray(design.exog, dtype=float)
+        spec = design.spec
+        del design
+        codes, levels = group_codes(frame, t)
         blocks.append(RandomBlock(t.group, names, pd.Index(levels).astype(str)
-                                  if len(t.factors) > 1 else pd.Index(levels),
-                                  codes.astype(np.intp), np.asarray(design.exog, dtype=float),
-                                  design.spec))
+                                  if len(t.factors) > 1 else pd.Index(levels), codes, X, spec))
     nl = [b.n_levels for b in blocks]
     if any(np.diff(nl) > 0):  # lme4: rev(order(nl)), only when some term has more levels
         order = list(reversed(np.argsort(nl, kind="stable")))
@@ -275,7 +327,7 @@ def z_matrix(blocks: list[RandomBlock], factors: list[np.ndarray] | None = None
         X = b.X if factors is None else b.X @ factors[k]
         n, p = X.shape
         rows = np.repeat(np.arange(n), p)
-        idx = (b.codes[:, None] * p + np.arange(p)[None, :]).ravel()
+        idx = (b.codes.astype(np.intp)[:, None] * p + np.arange(p)[None, :]).ravel()
         cols.append(sparse.csr_matrix((X.ravel(), (rows, idx)), shape=(n, b.n_levels * p)))
     return sparse.hstack(cols, format="csc")
 

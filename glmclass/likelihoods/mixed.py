@@ -119,7 +119,8 @@ class Modes:
     ----------
     u : ndarray of shape (q,)
         Spherical modes (b = Lambda u).
-    eta : ndarray of shape (n_obs,)
+    eta : ndarray of shape (n_obs,) or None
+        The linear predictor at the modes (None when not asked for).
     dev : float
         Prior-weighted sum of unit deviances at the modes.
     logdet : float
@@ -132,7 +133,7 @@ class Modes:
     """
 
     u: np.ndarray
-    eta: np.ndarray
+    eta: np.ndarray | None
     dev: float
     logdet: float
     blocks_A: np.ndarray | None
@@ -150,7 +151,8 @@ class MixedDeviance:
     y : ndarray of shape (n_obs,)
         The response on the family's scale (proportions for binomial counts).
     weights : ndarray of shape (n_obs,)
-        Prior weights (binomial trials).
+        Prior weights (binomial trials); a broadcast view of one value (the default weights)
+        is not copied to n rows.
     offset : ndarray of shape (n_obs,)
     blocks : list of RandomBlock
         The random-effect terms, in lme4's order.
@@ -174,9 +176,11 @@ class MixedDeviance:
         #: row chunks of the one-factor passes (:data:`CHUNK_ROWS`)
         self.chunks = [slice(a, min(a + CHUNK_ROWS, n)) for a in range(0, max(n, 1), CHUNK_ROWS)]
         if self.kind == "single":
-            self._chunk_terms = [self.family.terms_for(y[c], weights[c]) for c in self.chunks]
+            self._chunk_terms = [self.family.terms_for(y[c], w) for c, w in
+                                 zip(self.chunks, _chunk_weights(weights, self.chunks),
+                                     strict=True)]
         else:
-            self._terms = self.family.terms_for(y, weights)
+            self._terms = self.family.terms_for(y, np.ascontiguousarray(weights))
         self._unit = self.family.unit_deviance_for(y)
         self._u = np.zeros(self.q)  # warm start of PIRLS, the modes of the last call
         # -2 log p(y | eta) = sum of the weighted unit deviances + this constant (the
@@ -193,9 +197,9 @@ class MixedDeviance:
         L = self.likelihood.factors(theta)
         b0 = self.blocks[0]
         if self.kind == "single":
-            return b0.X @ L[0]
+            return b0.times(L[0])
         if self.kind == "schur":
-            return [b.X @ Lk for b, Lk in zip(self.blocks, L, strict=True)]
+            return [b.times(Lk) for b, Lk in zip(self.blocks, L, strict=True)]
         return z_matrix(self.blocks, L)
 
     def _times(self, ZL, u: np.ndarray) -> np.ndarray:
@@ -231,7 +235,7 @@ class MixedDeviance:
         U = u.reshape(nl, -1)
         A, g, dev = np.zeros((nl, p, p)), np.zeros((nl, p)), 0.0
         for c, terms in zip(self.chunks, self._chunk_terms, strict=True):
-            Z, codes = b.X[c] @ L0, b.codes[c]
+            Z, codes = b.times(L0, c), b.codes[c]
             w, r, d = terms(fixed[c] + np.einsum("ij,ij->i", Z, U[codes]))
             dev += d
             _add_group_sums(A, g, Z, codes, w, r)
@@ -247,7 +251,7 @@ class MixedDeviance:
             def eta_single(u: np.ndarray) -> np.ndarray:
                 out, U = np.empty(fixed.shape[0]), u.reshape(b.n_levels, -1)
                 for c in self.chunks:
-                    out[c] = fixed[c] + np.einsum("ij,ij->i", b.X[c] @ L0, U[b.codes[c]])
+                    out[c] = fixed[c] + np.einsum("ij,ij->i", b.times(L0, c), U[b.codes[c]])
                 return out
 
             return (lambda u: self._single_pass(L0, fixed, u)), eta_single
@@ -294,7 +298,7 @@ class MixedDeviance:
         rows' levels: a dense (l_k p_k, l_m p_m) matrix from sums over rows."""
         bk, bm = self.blocks[k], self.blocks[m]
         lk, lm, pk, pm = bk.n_levels, bm.n_levels, bk.n_effects, bm.n_effects
-        idx = bk.codes * lm + bm.codes
+        idx = bk.codes.astype(np.intp) * lm + bm.codes
         out = np.empty((lk, pk, lm, pm))
         for a in range(pk):
             for c in range(pm):
@@ -330,10 +334,12 @@ class MixedDeviance:
         return lu.solve(g), float(np.log(np.abs(lu.U.diagonal())).sum())
 
     def modes(self, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None,
-              tol: float = 1e-13, maxiter: int = 100) -> Modes:
+              tol: float = 1e-13, maxiter: int = 100, with_eta: bool = True) -> Modes:
         """The conditional modes of u at (theta, beta) by penalised IRLS (Fisher scoring on
-        ``sum d_i + |u|^2`` with step halving), from ``u0`` (default: the last modes)."""
-        fixed = self.X @ beta + self.offset
+        ``sum d_i + |u|^2`` with step halving), from ``u0`` (default: the last modes);
+        ``with_eta=False`` leaves the n-row linear predictor out (``Modes.eta`` None)."""
+        fixed = self.X @ beta
+        fixed += self.offset  # in place: one n-row array
         at, eta_at = self._evaluator(theta, fixed)
         u = (self._u if u0 is None else u0).copy()
         dev, A, g = at(u)
@@ -358,7 +364,7 @@ class MixedDeviance:
                 converged = True
                 break
         _, logdet = self._solve(A, np.zeros(self.q))
-        eta = eta_at(u)
+        eta = eta_at(u) if with_eta else None
         self._u = u
         return Modes(u, eta, float(dev), logdet, A if self.single else None,
                      None if self.single else A, converged)
@@ -366,7 +372,7 @@ class MixedDeviance:
     # --- the deviance ---------------------------------------------------------------------------
     def laplace(self, theta: np.ndarray, beta: np.ndarray) -> float:
         """-2 log-likelihood by the Laplace approximation (lme4's ``nAGQ = 1`` objective)."""
-        m = self.modes(theta, beta)
+        m = self.modes(theta, beta, with_eta=False)
         return float(m.dev + self.saturated + m.u @ m.u + m.logdet)
 
     def agq(self, theta: np.ndarray, beta: np.ndarray, nagq: int) -> float:
@@ -376,7 +382,8 @@ class MixedDeviance:
         b = self.blocks[0]
         nl, codes = b.n_levels, b.codes
         x = b.X[:, 0] * theta[0]
-        fixed = self.X @ beta + self.offset
+        fixed = self.X @ beta
+        fixed += self.offset  # in place: one n-row array
         sd = 1.0 / np.sqrt(m.blocks_A[:, 0, 0])
         dev0 = np.bincount(codes, self.weights * self._unit(m.eta), minlength=nl)
         z, wts = hermegauss(nagq)
@@ -444,6 +451,19 @@ class MixedDeviance:
             out.append(u[pos:pos + p * nl].reshape(nl, p) @ L.T)
             pos += p * nl
         return out
+
+
+def _chunk_weights(weights: np.ndarray, chunks: list[slice]) -> list[np.ndarray]:
+    """The weights of each row chunk as contiguous arrays (the families' terms take sums of
+    weighted terms as dot products, whose rounding depends on the memory layout): slices of
+    ``weights``, or for a broadcast view of one value, views of one chunk-long array of it
+    (not n rows)."""
+    if weights.ndim == 1 and weights.shape[0] and weights.strides == (0,):
+        size = max(c.stop - c.start for c in chunks)
+        shared = np.full(size, weights[0], dtype=float)
+        shared.flags.writeable = False
+        return [shared[:c.stop - c.start] for c in chunks]
+    return [np.ascontiguousarray(weights[c]) for c in chunks]
 
 
 def _add_group_sums(A: np.ndarray, g: np.ndarray, Z: np.ndarray, codes: np.ndarray,

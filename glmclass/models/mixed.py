@@ -27,6 +27,7 @@ from scipy import optimize
 
 from .. import families as F
 from .. import links as L
+from ..binomial_terms import all_ones
 from ..data.labelled import check_row_labels
 from ..data.model_data import ModelData, has_dask, is_dask
 from ..errors import ConvergenceWarning, GlmclassWarning, warn_user
@@ -35,6 +36,7 @@ from ..formula.bars import (
     RandomFormula,
     bar_columns,
     build_blocks,
+    intercept_column,
     split_bars,
 )
 from ..formula.design import capture_env
@@ -83,11 +85,12 @@ def _array_blocks(groups: Any, exog_re: Any, n: int, rows: np.ndarray | None
             raise ValueError(f"groups column {col!r} has missing values; drop those rows")
         codes, levels = pd.factorize(keys, sort=True)
         if exog_re is None:
-            Xr, names = np.ones((n, 1)), ["(Intercept)"]
+            Xr, names = intercept_column(n), ["(Intercept)"]
         else:
             Xr = np.asarray(exog_re, dtype=float).reshape(n, -1)
             names = [str(c) for c in getattr(exog_re, "columns", range(Xr.shape[1]))]
-        blocks.append(RandomBlock(str(col), names, pd.Index(levels), codes.astype(np.intp),
+        blocks.append(RandomBlock(str(col), names, pd.Index(levels),
+                                  codes.astype(np.int32 if len(levels) < 2**31 - 1 else np.intp),
                                   Xr, None))
     nl = [b.n_levels for b in blocks]
     if any(np.diff(nl) > 0):
@@ -203,7 +206,7 @@ class MixedGLM(ProblemViews, Model):
     def deviance_function(self) -> MixedDeviance:
         """lme4's deviance function of (theta, beta) on these rows."""
         return MixedDeviance(self.likelihood, self.exog, np.asarray(self.endog, dtype=float),
-                             np.array(self.prior_weights, dtype=float),  # a contiguous copy
+                             np.asarray(self.prior_weights, dtype=float),
                              np.asarray(self.offset, dtype=float), list(self.blocks))
 
     # --- the fit ------------------------------------------------------------------------------
@@ -243,9 +246,10 @@ class MixedGLM(ProblemViews, Model):
                                  f"covariance parameters theta, then the {k} fixed effects")
             dev = self.deviance_function()
         else:  # the GLM's start first: its working arrays are freed before the deviance's
+            weights = np.asarray(self.prior_weights, dtype=float)  # None: no n-row copy
             beta0 = GLM(np.asarray(self.endog, dtype=float), self.exog, family=self.family,
                         offset=np.asarray(self.offset, dtype=float),
-                        var_weights=np.array(self.prior_weights, dtype=float)
+                        var_weights=None if all_ones(weights) else weights
                         ).fit(on_separation="ignore").params.to_numpy()
             dev = self.deviance_function()
             theta0 = self.likelihood.theta_start
