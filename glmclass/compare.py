@@ -17,7 +17,7 @@ import pandas as pd
 from .results.anova import comparison_llf, mixed_notes
 from .results.dask import same_rows
 from .results.mixed import MixedGLMResults
-from .summary import table_cells, text_table
+from .summary import keyed_table
 
 _COLUMNS = ["nobs", "df_model", "llf", "aic", "bic", "delta_bic", "bic_weight", "log_evidence",
             "bayes_factor"]
@@ -54,15 +54,7 @@ class ComparisonTable(pd.DataFrame):
             Widest line; rows are numbered with the names listed above when the names do not
             fit, and columns wrap into blocks when the numbers alone do not.
         """
-        shown = self.shown_table()
-        rows = table_cells(shown)
-        rows[0][0] = shown.index.name or ""
-        lines = text_table(rows, 10**9)
-        if max(map(len, lines)) > width:
-            legend = [f"[{i}] {name}" for i, name in enumerate(shown.index, start=1)]
-            for i in range(1, len(rows)):
-                rows[i][0] = f"[{i}]"
-            lines = legend + [""] + text_table(rows, width)
+        lines = keyed_table(self.shown_table(), width)
         kind = self.attrs.get("likelihood")
         if kind == "joint":
             lines.append("llf: joint log-likelihood sum ln p(x, class); sorted by BIC")

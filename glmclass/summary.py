@@ -181,6 +181,21 @@ def text_table(rows: list[list[str]], max_width: int = MAX_WIDTH, rule: int = 0,
     return out
 
 
+def keyed_table(frame: pd.DataFrame, width: int) -> list[str]:
+    """Lines of a comparison table (its index the models' names) within ``width`` columns:
+    when the names do not fit, the rows are numbered ``[1]``, ``[2]`` under a key of the
+    names, and columns that still do not fit wrap into blocks (:func:`text_table`)."""
+    rows = table_cells(frame)
+    rows[0][0] = frame.index.name or ""
+    lines = text_table(rows, 10**9)
+    if max(map(len, lines)) > width:
+        key = [f"[{i}] {name}" for i, name in enumerate(frame.index, start=1)]
+        for i in range(1, len(rows)):
+            rows[i][0] = f"[{i}]"
+        lines = key + [""] + text_table(rows, width)
+    return lines
+
+
 @dataclass
 class Summary:
     """A statistical report.

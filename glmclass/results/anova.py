@@ -27,7 +27,7 @@ from scipy import stats
 from ..errors import GlmclassWarning
 from ..families import Family
 from ..likelihoods import GLMLikelihood, likelihood_of
-from ..summary import table_cells, text_table
+from ..summary import keyed_table
 from .bayes import BayesGLMResults
 from .dask import same_rows
 from .deviance_tables import sequential_anova
@@ -255,15 +255,7 @@ class _AnovaTable(pd.DataFrame):
 
     def to_text(self, width: int = 80) -> str:
         """The table as text at most ``width`` columns wide (what ``print(table)`` shows)."""
-        frame = pd.DataFrame(self)
-        rows = table_cells(frame)
-        rows[0][0] = frame.index.name or ""
-        lines = text_table(rows, 10**9)
-        if max(map(len, lines)) > width:
-            key = [f"[{i}] {name}" for i, name in enumerate(frame.index, start=1)]
-            for i in range(1, len(rows)):
-                rows[i][0] = f"[{i}]"
-            lines = key + [""] + text_table(rows, width)
+        lines = keyed_table(pd.DataFrame(self), width)
         lines += [f"Note: {n}" for n in self.attrs.get("notes", [])]
         return "\n".join(line.rstrip() for line in lines)
 
