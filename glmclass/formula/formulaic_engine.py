@@ -40,7 +40,7 @@ from ..errors import DataError, GlmclassError, UnsafeFormulaError
 from .formulaic_state import model_spec_from_state, model_spec_state
 from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula
-from .spec import SpecBase, describe_term, plain_value
+from .spec import SpecBase, describe_term, needs_own_names, plain_value
 
 #: patsy's transforms, which formulaic's own (same names, same meaning) replace.
 _PATSY = {name: getattr(patsy.builtins, name) for name in patsy.builtins.__all__}
@@ -399,14 +399,9 @@ class FormulaicSpec(SpecBase):
         try:  # as a file is read back: the data's columns and the safe names only
             _check_factors(self.model_spec.formula, columns, env)
         except UnsafeFormulaError as exc:
-            raise ValueError(f"the formula {self.formula!r} needs more than the columns and "
-                             f"the safe functions ({exc}): it was evaluated with eval_env= "
-                             "(your own names), which a data-only file cannot hold; save "
-                             "these results with format='pickle'") from None
-        return {"engine": "formulaic", "formula": self.formula,
-                "column_names": list(self.column_names), "columns": list(self.columns),
-                "numeric": list(self.numeric), "offset_positions": list(self.offset_positions),
-                "terms": list(self.terms), "model_spec": model_spec_state(self.model_spec)}
+            raise needs_own_names(self.formula, exc) from None
+        return {**self.saved_fields(), "terms": list(self.terms),
+                "model_spec": model_spec_state(self.model_spec)}
 
     def factor_terms(self) -> list[list[tuple[str, tuple | None]]]:
         """The right-hand side's terms in patsy's order (the design's), each as its factors:

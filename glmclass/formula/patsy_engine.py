@@ -21,7 +21,7 @@ from ..errors import DataError, GlmclassError, UnsafeFormulaError
 from .namespace import FormulaEnvironment, check_code, safe_namespace
 from .parse import ParsedFormula, names_in, parse, split_formula
 from .patsy_state import design_from_state, design_state
-from .spec import SpecBase, describe_term, numeric_columns, plain_value
+from .spec import SpecBase, describe_term, needs_own_names, numeric_columns, plain_value
 
 
 class _CompleteRows(patsy.NAAction):
@@ -168,14 +168,9 @@ class DesignSpec(SpecBase):
                 check_code(factor.code, lambda n: n in columns or n in safe, False,
                            lambda n: n in columns)
             except UnsafeFormulaError as exc:
-                raise ValueError(f"the formula {self.formula!r} needs more than the columns "
-                                 f"and the safe functions ({exc}): it was evaluated with "
-                                 "eval_env= (your own names), which a data-only file cannot "
-                                 "hold; save these results with format='pickle'") from None
-        return {"engine": "patsy", "formula": self.formula,
-                "column_names": list(self.column_names), "columns": list(self.columns),
-                "numeric": list(self.numeric), "offset_positions": list(self.offset_positions),
-                "rhs": self.rhs, "design": design_state(self.design_info)}
+                raise needs_own_names(self.formula, exc) from None
+        return {**self.saved_fields(), "rhs": self.rhs,
+                "design": design_state(self.design_info)}
 
 
 def spec_from_saved(saved: dict) -> DesignSpec:

@@ -255,6 +255,12 @@ class SpecBase:
         """This design without training rows (an engine that keeps rows overrides it)."""
         return self
 
+    def saved_fields(self) -> dict:
+        """What every engine's :meth:`saved_design` writes: the formula and its columns."""
+        return {"engine": self.engine, "formula": self.formula,
+                "column_names": list(self.column_names), "columns": list(self.columns),
+                "numeric": list(self.numeric), "offset_positions": list(self.offset_positions)}
+
     def saved_design(self) -> dict:
         """The design as plain data for a data-only results file.
 
@@ -304,6 +310,15 @@ def describe_term(code: str, columns) -> str:
 def plain_value(value):
     """A NumPy scalar as the Python value it holds, for readable messages (5, not np.int64(5))."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def needs_own_names(formula: str, exc: Exception) -> ValueError:
+    """The error for a formula a data-only file cannot hold: it reads names beyond the data's
+    columns and the safe functions (it was evaluated with ``eval_env=``)."""
+    return ValueError(f"the formula {formula!r} needs more than the columns and the safe "
+                      f"functions ({exc}): it was evaluated with eval_env= (your own names), "
+                      "which a data-only file cannot hold; save these results with "
+                      "format='pickle'")
 
 
 def refuse_saving(engine: str) -> ValueError:

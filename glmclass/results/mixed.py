@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..formula.spec import plain_value
 from ..likelihoods.mixed import Modes
 from ..summary import Summary
 from .base import check_which, row_key
@@ -282,8 +283,7 @@ class MixedGLMResults(LikelihoodResults, SaveMixin):
                     np.asarray(exog_re, dtype=float).reshape(n, -1)
             new = codes < 0
             if new.any() and not allow_new_groups:
-                level = pd.Index(np.asarray(_keys(exog, groups, b)))[new][0]
-                level = level.item() if isinstance(level, np.generic) else level
+                level = plain_value(pd.Index(np.asarray(_keys(exog, groups, b)))[new][0])
                 raise ValueError(f"level {level!r}"
                                  f" of the grouping factor {b.group!r} was not in the fit; "
                                  "pass allow_new_groups=True to predict it at random effect 0")
