@@ -31,19 +31,7 @@ datadir <- file.path(refdir, "data")
 if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
 source(file.path(refdir, "r", "json_writer.R"), local = TRUE)
 
-ctrl <- glmerControl(optimizer = "bobyqa", optCtrl = list(maxfun = 1e5, rhoend = 1e-10),
-                     tolPwrss = 1e-13)
-polish <- glmerControl(optimizer = "bobyqa",
-                       optCtrl = list(maxfun = 1e5, rhobeg = 1e-2, rhoend = 1e-11),
-                       tolPwrss = 1e-13)
-
-fit_tight <- function(formula, data, family, nAGQ = 1L) {
-  m <- glmer(formula, data = data, family = family, nAGQ = nAGQ, control = ctrl)
-  start <- list(theta = getME(m, "theta"), fixef = fixef(m))
-  m2 <- glmer(formula, data = data, family = family, nAGQ = nAGQ, control = polish,
-              start = start)
-  if (-2 * logLik(m2) > -2 * logLik(m)) m else m2
-}
+source(file.path(refdir, "r", "glmer_tight.R"), local = TRUE)
 
 describe <- function(m) {
   vc <- VarCorr(m)
