@@ -34,6 +34,12 @@ def _xlogy_safe(y: np.ndarray, logx: np.ndarray) -> np.ndarray:
         return np.where(y == 0, 0.0, y * logx)
 
 
+def _zero_one(y: np.ndarray) -> bool:
+    """Whether every response is exactly 0 or 1 (then a binomial row with one trial has a
+    binomial coefficient of 1, and its three log-gamma terms can be skipped)."""
+    return not np.any((y != 0.0) & (y != 1.0))
+
+
 def _nested(a: tuple[float, float], b: tuple[float, float]) -> bool:
     """Whether one open interval contains the other."""
     return (a[0] >= b[0] and a[1] <= b[1]) or (b[0] >= a[0] and b[1] <= a[1])
@@ -117,13 +123,15 @@ class Family(ABC):
 
     @abstractmethod
     def unit_deviance(self, y: np.ndarray, eta: np.ndarray) -> np.ndarray:
-        """Unit deviance d(y, mu(eta)) (before prior weights)."""
+        """Unit deviance d(y, mu(eta)) (before prior weights), elementwise: ``y`` and ``eta``
+        broadcast against each other (e.g. one ``eta`` for every row)."""
 
     @abstractmethod
     def loglik_obs(
         self, y: np.ndarray, eta: np.ndarray, var_weights: np.ndarray, scale: float
     ) -> np.ndarray:
-        """Log-likelihood of each observation (before frequency weights)."""
+        """Log-likelihood of each observation (before frequency weights), elementwise: the
+        arrays broadcast against each other (e.g. one ``eta`` for every row)."""
 
     @abstractmethod
     def start_mu(self, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -356,10 +364,12 @@ class Binomial(Family):
         return terms
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
+        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
+        if _all_ones(np.asarray(var_weights)) and _zero_one(y):  # one trial each: every coefficient is 1
+            return _xlogy_safe(y, lm) + _xlogy_safe(1.0 - y, l1m)
         n = var_weights
         k = n * y
         k = np.where(np.abs(k - np.round(k)) < 1e-7, np.round(k), k)  # R rounds successes
-        lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
         comb = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
         return comb + _xlogy_safe(k, lm) + _xlogy_safe(n - k, l1m)
 

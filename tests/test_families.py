@@ -446,3 +446,29 @@ def test_probit_inverse_logs_from_the_smaller_tail():
             return special.ndtr(np.asarray(eta) - 1.0)
 
     assert Shifted().inverse_logs(np.array([0.0]))[0][0] == special.ndtr(-1.0)
+
+
+@pytest.mark.parametrize("link", [L.Logit(), L.Probit(), L.CLogLog()], ids=lambda k: k.name)
+@pytest.mark.parametrize("weights", ["broadcast", "array"])
+def test_binomial_loglik_of_zero_one_responses_skips_only_unit_coefficients(link, weights):
+    """0/1 responses with one trial each: every binomial coefficient is 1, so the log-gamma
+    terms are skipped; a response that is not 0/1 or a weight that is not 1 keeps them."""
+    n = 200
+    y = (RNG.random(n) < 0.4).astype(float)
+    eta = RNG.normal(0, 2, n)
+    ones = np.broadcast_to(1.0, (n,)) if weights == "broadcast" else np.ones(n)
+    fam = F.Binomial(link)
+    lm, l1m = link.log_inverse(eta), link.log_inverse_c(eta)
+
+    def binom(k, m):  # log C(m, k) + k log mu + (m - k) log(1 - mu)
+        return (special.gammaln(m + 1) - special.gammaln(k + 1) - special.gammaln(m - k + 1)
+                + np.where(k == 0, 0.0, k * lm)
+                + np.where(m - k == 0, 0.0, (m - k) * l1m))
+
+    np.testing.assert_allclose(fam.loglik_obs(y, eta, ones, 1.0), binom(y, np.ones(n)),
+                               rtol=1e-14)
+    y2, w2 = y.copy(), np.ones(n)
+    y2[0], w2[0] = 0.5, 2.0  # 1 of 2 trials
+    y2[1], w2[1] = 0.75, 4.0  # 3 of 4 trials
+    ref = binom(np.round(w2 * y2), w2)
+    np.testing.assert_allclose(fam.loglik_obs(y2, eta, w2, 1.0), ref, rtol=1e-12)

@@ -142,11 +142,13 @@ class NullPartials:
         self.family, self.intercept, self.weights = family, float(intercept), weights
 
     def __call__(self, blk: Block) -> np.ndarray:
-        fam, w, y = self.family, blk.weights, blk.y
-        eta = blk.offset + self.intercept
+        fam, w, y, off = self.family, blk.weights, blk.y, blk.offset
+        # no offset (a read-only broadcast of one value): one eta for every row, so the
+        # link's logs are taken once and broadcast, not once per row
+        eta = (off[:1] if off.strides == (0,) else off) + self.intercept
         dev = float(np.sum(w * fam.unit_deviance(y, eta)))
         if self.weights == "freq":
-            ll = float(np.sum(w * fam.loglik_obs(y, eta, np.ones_like(w), 1.0)))
+            ll = float(np.sum(w * fam.loglik_obs(y, eta, np.broadcast_to(1.0, w.shape), 1.0)))
         elif self.weights == "var":
             ll = float(np.sum(fam.loglik_obs(y, eta, np.asarray(w, dtype=float), 1.0)))
         else:

@@ -15,6 +15,7 @@ import statsmodels.api as sm
 
 import glmclass as gc
 from glmclass import families as F
+from glmclass import links as L
 from glmclass.likelihoods import (
     GLMLikelihood,
     Likelihood,
@@ -196,3 +197,25 @@ def test_likelihood_of_models(birthwt, iris):
     assert isinstance(lik, Likelihood)
     with pytest.raises(TypeError, match="has no likelihood"):
         likelihood_of(object())
+
+
+@pytest.mark.parametrize("family", [F.Binomial(), F.Binomial(L.Probit()), F.Poisson(),
+                                    F.Gaussian()], ids=lambda f: f"{f.name}-{f.link.name}")
+@pytest.mark.parametrize("how", ["freq", "var", None])
+def test_null_partials_without_offset_match_rowwise(family, how):
+    """Without an offset (a broadcast view of 0) the null model's eta is one number, and the
+    link's logs are taken once; the sums equal those over an explicit per-row eta."""
+    from glmclass.likelihoods.glm import NullPartials
+
+    rng = np.random.default_rng(3)
+    n = 500
+    y = (rng.random(n) < 0.3).astype(float) if family.name == "Binomial" else (
+        rng.poisson(2.0, n).astype(float) if family.name == "Poisson" else rng.normal(size=n))
+    w = rng.uniform(0.5, 2.0, n)
+    X = np.ones((n, 1))
+    c = 0.3 if family.name != "Gaussian" else 0.1
+    null = NullPartials(family, c, how)
+    shared = null(Block(X, y, w, np.broadcast_to(0.0, (n,)), 0))
+    rowwise = null(Block(X, y, w, np.zeros(n), 0))
+    np.testing.assert_allclose(shared, rowwise, rtol=1e-13, equal_nan=True)
+    assert null(Block(X[:0], y[:0], w[:0], np.broadcast_to(0.0, (0,)), 0))[0] == 0.0
