@@ -27,13 +27,20 @@ import numpy as np
 from dask import delayed
 from dask.delayed import Delayed
 
-from .blocks import ArrayBlocks, Block, RowBlocks, add
+from .blocks import ArrayBlocks, Block, RowBlocks, add, block_rows
 from .labels import empty_sums, merge_all
 
 T = TypeVar("T")
 
 #: Partial results merged per task of the combining tree.
 SPLIT_EVERY = 8
+
+#: Most rows per block inside a partition: each per-row vector of a block (eta, weights, ...)
+#: stays under 64 KB. Dask's workers run with ``MALLOC_TRIM_THRESHOLD_=65536`` (distributed's
+#: ``nanny.pre-spawn-environ``), which turns off glibc's adaptive mmap threshold: every array of
+#: 128 KB or more is then its own mmap, zero-filled page by page, and 16384-row blocks made a
+#: pass's elementwise work 2-8x slower on a worker than in the client.
+WORKER_BLOCK_ROWS = 7936
 
 
 class _Empty:
@@ -128,7 +135,8 @@ def partition_blocks(part: tuple, mask: np.ndarray | None, view: View) -> ArrayB
     X, y, w, o = part[:4]
     if view.ones:
         X = np.broadcast_to(np.float64(1.0), (X.shape[0], 1))
-    b = ArrayBlocks(X, y, w, o, rows=view.rows, **(part[4] if len(part) > 4 else {}))
+    rows = view.rows if view.rows is not None else min(block_rows(X.shape[1]), WORKER_BLOCK_ROWS)
+    b = ArrayBlocks(X, y, w, o, rows=rows, **(part[4] if len(part) > 4 else {}))
     if view.cols is not None:
         b = b.take_columns(np.asarray(view.cols, dtype=np.intp))
     if view.positive and w is not None:

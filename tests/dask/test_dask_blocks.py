@@ -111,3 +111,20 @@ def test_tree_reduce_keeps_partition_order_and_skips_empty_partitions():
     assert out == [i for i in range(23) if i % 5 != 2]
     assert tree_reduce([], lambda a, b: a + b, "zero") == "zero"
     assert tree_reduce(nodes[2:3], lambda a, b: a + b, "zero") == "zero"
+
+
+def test_partition_blocks_keep_per_row_vectors_under_64kb():
+    """Dask's workers run with MALLOC_TRIM_THRESHOLD_=65536, under which every array of 128 KB
+    or more is its own mmap: a partition's blocks keep each per-row vector under 64 KB, and
+    a reduction over them is the one over the whole partition."""
+    from glmclass.rows.dask import WORKER_BLOCK_ROWS, View, partition_blocks
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30000, 2)), rng.normal(size=30000)
+    b = partition_blocks((X, y, None, None), None, View())
+    sizes = [blk.X.shape[0] for blk in b.stream()]
+    assert max(sizes) == WORKER_BLOCK_ROWS and sum(sizes) == 30000
+    assert WORKER_BLOCK_ROWS * 8 < 65536
+    assert partition_blocks((X, y, None, None), None, View(rows=20000)).reduce(
+        lambda blk: blk.X.shape[0], 0, max) == 20000
+    np.testing.assert_allclose(b.reduce(lambda blk: blk.X.T @ blk.X, 0), X.T @ X, rtol=1e-12)
