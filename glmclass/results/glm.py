@@ -228,12 +228,8 @@ class GLMResults(MaximumLikelihoodReport, GLMBaseResults, LikelihoodResults, Tid
     def __init__(self, model, fit: Fit, null, method: str, information: str,
                  cov: CovSpec = NONROBUST, separation=None) -> None:
         super().__init__(model, fit, null)
-        self.method = method
-        self.information = information
-        self.cov_spec = cov
-        self.cov_type = cov.cov_type
-        self.separation = separation
-        self.iterates = None
+        vars(self).update(method=method, information=information, cov_spec=cov,
+                          cov_type=cov.cov_type, separation=separation, iterates=None)
 
     @cached_property
     def scale(self) -> float:

@@ -51,21 +51,18 @@ class GLMBaseResults(RowOutputs, rows=GLM_ROWS):
     """
 
     def __init__(self, model, fit, null) -> None:
-        self.model = model
         d = model.data
-        self._fit = fit
-        self._null = null
-        self.deviance = float(fit.deviance)
-        self.converged = bool(fit.converged)
-        self.n_iter = int(fit.n_iter)
-        self.fit_history = fit.history
-        self.aliased = [n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a]
-        self.rank = fit.aliased.size - int(np.count_nonzero(fit.aliased))
-        self.nobs = model.problem.nobs
-        self.df_model = float(self.rank - (1 if model.has_intercept else 0))
-        self.df_resid = float(self.nobs - self.rank)
-        self.k_params = self.rank + (0 if model.family.fixed_scale else 1)
-        self.formula = d.formula
+        rank = fit.aliased.size - int(np.count_nonzero(fit.aliased))
+        nobs = model.problem.nobs
+        # one update of the instance dict, not fourteen checked assignments (results refuse
+        # assignment once built; each checked one costs ~0.3 us, and a fit at n = 50 ~0.9 ms)
+        vars(self).update(
+            model=model, _fit=fit, _null=null, deviance=float(fit.deviance),
+            converged=bool(fit.converged), n_iter=int(fit.n_iter), fit_history=fit.history,
+            aliased=[n for n, a in zip(d.exog_names, fit.aliased, strict=True) if a],
+            rank=rank, nobs=nobs, df_model=float(rank - (1 if model.has_intercept else 0)),
+            df_resid=float(nobs - rank),
+            k_params=rank + (0 if model.family.fixed_scale else 1), formula=d.formula)
 
     @cached_property
     def params(self) -> pd.Series:
