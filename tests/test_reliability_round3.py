@@ -159,3 +159,25 @@ def test_lrtest_refuses_different_links_or_families(birthwt):
         gc.lrtest(logit, probit)
     ok = gc.lrtest(logit, gcf.logit("low ~ age + lwt", birthwt).fit())
     assert 0 < ok.pvalue < 1
+
+
+@pytest.mark.parametrize("n", [50, 30000], ids=["small design", "large design"])
+def test_finite_checks_name_the_column_on_small_and_large_designs(n):
+    """The design's sums of squares come from X * X on a small design and from einsum on a
+    large one; both name an infinite column, a column too small to square, and an infinite
+    value in a per-row array given as one broadcast value."""
+    rng = np.random.default_rng(0)
+    X = np.c_[np.ones(n), rng.normal(size=(n, 2))]
+    y = (rng.random(n) < 0.5).astype(float)
+    names = gc.Logit(y, X).exog_names
+    bad = X.copy()
+    bad[3, 1] = np.inf
+    with pytest.raises(ValueError, match=f"exog column '{names[1]}' has infinite values"):
+        gc.Logit(y, bad)
+    tiny = X.copy()
+    tiny[:, 2] *= 1e-200
+    with pytest.raises(ValueError, match=f"feature '{names[2]}' is too small in scale"):
+        gc.Logit(y, tiny)
+    with pytest.raises(ValueError, match="offset has infinite values"):
+        gc.GLM(y, X, family=gc.families.Binomial(), offset=np.broadcast_to(np.inf, (n,)))
+    assert gc.Logit(y, X).fit().converged

@@ -17,6 +17,9 @@ _SQUARE_LIMIT = 1.3e154
 #: (about sqrt(2.2e-308), with room for weights): below it a Gram, a variance or a QR's
 #: norms lose the column to underflow (it looked aliased, or gave NaN standard errors).
 _SQUARE_FLOOR = 1e-150
+#: Cells of a design up to which its column sums of squares come from ``X * X`` (einsum's
+#: set-up costs more than the temporary there).
+_SMALL = 65536
 
 
 def check_finite(data: Any) -> None:
@@ -39,9 +42,12 @@ def check_finite(data: Any) -> None:
     """
     X = data.exog
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        sq = np.einsum("ij,ij->j", X, X) if X.size else np.zeros(X.shape[1])
+        # einsum forms no n x p temporary; on a small design its set-up costs more than one
+        sq = (np.einsum("ij,ij->j", X, X) if X.size > _SMALL else np.add.reduce(X * X, axis=0)
+              if X.size else np.zeros(X.shape[1]))
     total = float(sq.sum())
-    for j in np.flatnonzero(sq < 1e-250):  # all 0 (aliased, as R), or lost to underflow
+    tiny = sq < 1e-250  # all 0 (aliased, as R), or lost to underflow
+    for j in (np.flatnonzero(tiny) if tiny.any() else ()):
         big = float(np.abs(X[:, j]).max(initial=0.0))
         if 0.0 < big < _SQUARE_FLOOR:
             raise ValueError(
@@ -64,5 +70,11 @@ def check_finite(data: Any) -> None:
             "the rows), so no Gram matrix or covariance can be formed; rescale the column "
             f"(e.g. divide it by {10.0 ** np.floor(np.log10(big[j])):.0e})")
     for key, a in data.arrays.items():
-        if a is not None and not np.all(np.isfinite(a)):
+        # a broadcast view of one value (the default weights, no offset): that value decides
+        if a is not None and not (math.isfinite(a[0]) if _one_value(a) else np.isfinite(a).all()):
             raise ValueError(f"{key} has infinite values")
+
+
+def _one_value(a: np.ndarray) -> bool:
+    """Whether ``a`` is a non-empty read-only broadcast of one value along its rows."""
+    return a.ndim == 1 and a.strides == (0,) and a.shape[0] > 0
