@@ -181,3 +181,21 @@ def test_threshold_must_be_a_probability():
     for bad in (np.nan, 2, 0, 1.0, "0.5"):
         with pytest.raises(ValueError, match="threshold must be a probability"):
             res.predict(which="class", threshold=bad)
+
+
+def test_fit_control_is_shared_for_plain_settings_and_still_refuses_bad_ones():
+    """Fits with the same plain settings share one frozen Control; the types are part of the
+    key, so maxiter=True is refused even after maxiter=1 was made, and a progress printer is
+    never shared."""
+    from glmclass.models.base import fit_control
+
+    a = fit_control(7, 1e-9, hessian="expected")
+    assert a is fit_control(7, 1e-9, hessian="expected") and a.maxiter == 7
+    assert fit_control(1).maxiter == 1
+    with pytest.raises(ValueError, match="maxiter"):
+        fit_control(True)
+    with pytest.raises(ValueError, match="tol"):
+        fit_control(5, -1.0)
+    log = gc.progress.IterationLog("deviance")
+    b = fit_control(7, 1e-9, progress=log)
+    assert b.progress is log and b is not fit_control(7, 1e-9, progress=log)
