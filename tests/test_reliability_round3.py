@@ -163,9 +163,8 @@ def test_lrtest_refuses_different_links_or_families(birthwt):
 
 @pytest.mark.parametrize("n", [50, 30000], ids=["small design", "large design"])
 def test_finite_checks_name_the_column_on_small_and_large_designs(n):
-    """The design's sums of squares come from X * X on a small design and from einsum on a
-    large one; both name an infinite column, a column too small to square, and an infinite
-    value in a per-row array given as one broadcast value."""
+    """On a small and a larger design: an infinite column, a column too small to square, and
+    an infinite value in a per-row array given as one broadcast value are named."""
     rng = np.random.default_rng(0)
     X = np.c_[np.ones(n), rng.normal(size=(n, 2))]
     y = (rng.random(n) < 0.5).astype(float)

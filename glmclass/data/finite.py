@@ -17,9 +17,6 @@ _SQUARE_LIMIT = 1.3e154
 #: (about sqrt(2.2e-308), with room for weights): below it a Gram, a variance or a QR's
 #: norms lose the column to underflow (it looked aliased, or gave NaN standard errors).
 _SQUARE_FLOOR = 1e-150
-#: Cells of a design up to which its column sums of squares come from ``X * X`` (einsum's
-#: set-up costs more than the temporary there).
-_SMALL = 65536
 
 
 def check_finite(data: Any) -> None:
@@ -42,9 +39,7 @@ def check_finite(data: Any) -> None:
     """
     X = data.exog
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        # einsum forms no n x p temporary; on a small design its set-up costs more than one
-        sq = (np.einsum("ij,ij->j", X, X) if X.size > _SMALL else np.add.reduce(X * X, axis=0)
-              if X.size else np.zeros(X.shape[1]))
+        sq = np.einsum("ij,ij->j", X, X) if X.size else np.zeros(X.shape[1])
     total = float(sq.sum())
     tiny = sq < 1e-250  # all 0 (aliased, as R), or lost to underflow
     for j in (np.flatnonzero(tiny) if tiny.any() else ()):
