@@ -22,7 +22,8 @@ fresh child process):
 ``io --data DIR``
     In one run (so the machine's load is shared alike): dask's own baselines (read + sum of
     the used columns; ``g.value_counts()``; a ``map_partitions`` X'X of the numeric design,
-    read from Parquet each time) next to glmclass's model build (its design pass timed
+    read from Parquet each time, once reading the numeric columns only and once every column
+    the fit reads) next to glmclass's model build (its design pass timed
     apart), each fit pass, the total fit, and the peak memory of the workers (their RSS
     sampled every 0.1 s), and glmclass's passes over the partitions (build, fit, and the
     log-likelihoods asked after the fit; ``glmclass.rows.dask.counting_passes``). A
@@ -251,6 +252,12 @@ def io(data: str, workers: int, memory_limit: str, persist: str, repeats: int) -
         return sum(dask.compute(*[dask.delayed(_xtx)(p) for p in parts]))
 
     timed("dask read+map_partitions X'X", xtx_pass)
+
+    def xtx_used_pass():  # the same X'X, reading every column the fit reads (y and g too)
+        parts = dd.read_parquet(data, columns=used).to_delayed()
+        return sum(dask.compute(*[dask.delayed(_xtx)(p) for p in parts]))
+
+    timed("dask read used columns+map_partitions X'X", xtx_used_pass)
     for rep in range(repeats):
         with WorkerPeak(pids) as peak:
             t0 = time.perf_counter()
