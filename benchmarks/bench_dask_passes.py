@@ -31,7 +31,6 @@ import statistics
 import time
 
 import numpy as np
-
 from bench_dask import IO_COLS, IO_FORMULA, _xtx
 
 

@@ -52,8 +52,9 @@ def compare(other: Path, fits: int) -> list[dict]:
     shutil.copytree(other / "glmclass", tmp / "glmclass_other",
                     ignore=shutil.ignore_patterns("__pycache__"))
     sys.path.insert(0, str(tmp))
-    import glmclass
     import glmclass_other
+
+    import glmclass
 
     warnings.simplefilter("ignore")
     versions = {"this tree": glmclass, "other": glmclass_other}

@@ -365,7 +365,7 @@ class Binomial(Family):
 
     def loglik_obs(self, y, eta, var_weights, scale=1.0):
         lm, l1m = self.link.log_inverse(eta), self.link.log_inverse_c(eta)
-        if _all_ones(np.asarray(var_weights)) and _zero_one(y):  # one trial each: every coefficient is 1
+        if _all_ones(np.asarray(var_weights)) and _zero_one(y):  # one trial each: coefficient 1
             return _xlogy_safe(y, lm) + _xlogy_safe(1.0 - y, l1m)
         n = var_weights
         k = n * y
