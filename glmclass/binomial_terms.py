@@ -59,13 +59,19 @@ def logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
     def terms(eta: np.ndarray, observed: bool = False):  # canonical: observed = expected
         # in place where a temporary is ours: at a few hundred rows the allocations cost as
         # much as the arithmetic
+        # (four row vectors at most at once: each fresh one costs page faults on a Dask
+        # worker, see glmclass.rows.dask.WORKER_BLOCK_ROWS)
         eta = np.asarray(eta, dtype=float)
         e = np.abs(eta)
         np.minimum(e, ETA_MAX, out=e)
         np.negative(e, out=e)
         np.exp(e, out=e)  # exp(-min(|eta|, 700))
+        loglik = np.multiply(y, eta)
+        mu = np.maximum(eta, 0.0)
+        loglik -= mu
+        np.copyto(mu, e)
+        np.copyto(mu, 1.0, where=eta >= 0)
         ope = e + 1.0
-        mu = np.where(eta >= 0, 1.0, e)
         mu /= ope
         w = np.multiply(ope, ope, out=ope)
         np.divide(e, w, out=w)  # e / (1 + e)^2 = mu (1 - mu)
@@ -73,8 +79,6 @@ def logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
         if not ones:
             np.multiply(weights, w, out=w)
             np.multiply(weights, u, out=u)
-        loglik = y * eta
-        loglik -= np.maximum(eta, 0.0)
         loglik -= np.log1p(e, out=e)
         dev = -2.0 * float(weights @ loglik)
         if saturated is not None:

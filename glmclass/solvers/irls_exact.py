@@ -97,7 +97,10 @@ def block_terms(blocks: RowBlocks, family: Family) -> Terms:
         if not wz:
             return w, u, dev
         with np.errstate(over="ignore", invalid="ignore"):  # a wild step: inf, then halving
-            return w, w * (eta_b - b.offset) + u, dev
+            wz = np.subtract(eta_b, b.offset)  # w (eta - offset) + u, in one new vector
+            wz *= w
+            wz += u
+            return w, wz, dev
 
     return terms
 
