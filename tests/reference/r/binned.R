@@ -14,12 +14,8 @@
 ## Fields per case: formula, data, x ("fitted" or a column), nclass, and the binned table
 ## (xbar, ybar, n, x_lo, x_hi, se2 = 2 sd / sqrt(n)).
 
-options(warn = 1, stringsAsFactors = FALSE)
 suppressPackageStartupMessages(library(arm))
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"))
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 read_sorted <- function(name) {
   d <- read.csv(file.path(datadir, paste0(name, ".csv")), stringsAsFactors = FALSE,

@@ -29,12 +29,8 @@ suppressPackageStartupMessages({
   library(lme4)
   library(emmeans)
 })
-options(warn = 1, stringsAsFactors = FALSE)
 emm_options(msg.interaction = FALSE, msg.nesting = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"), local = TRUE)
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 source(file.path(refdir, "r", "glmer_tight.R"), local = TRUE)
 cols <- function(s) {

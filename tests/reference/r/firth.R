@@ -32,11 +32,7 @@
 
 local({
 suppressPackageStartupMessages(library(brglm2))
-options(warn = 1, stringsAsFactors = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"), local = TRUE)
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 ## l*(b) = sum w (y log mu + (1 - y) log(1 - mu)) + 1/2 log|X'WX| (kernel: no lchoose)
 penalised <- function(X, y, w, off, b) {

@@ -13,12 +13,8 @@
 ## Run from the repository root:   Rscript tests/reference/r/glmnet.R
 ## (generate.R sources it at its end). Needs glmnet; deterministic.
 
-options(warn = 1, stringsAsFactors = FALSE)
 suppressPackageStartupMessages(library(glmnet))
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"))
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 THRESH <- 1e-14
 MAXIT <- 1e7

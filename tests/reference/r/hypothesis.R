@@ -26,11 +26,7 @@ suppressPackageStartupMessages({
   library(car)
   library(sandwich)
 })
-options(warn = 1, stringsAsFactors = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"), local = TRUE)
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 bw <- read.csv(file.path(datadir, "birthwt.csv"))
 bw$ptd <- as.integer(bw$ptl > 0)

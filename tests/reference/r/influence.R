@@ -23,11 +23,7 @@
 ##                  covratio, cooks and hat (checked here to agree to 1e-13 of their largest value,
 ##                  so not stored twice)
 
-options(warn = 1, stringsAsFactors = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"))
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 read_sorted <- function(name) {
   d <- read.csv(file.path(datadir, paste0(name, ".csv")), stringsAsFactors = FALSE,

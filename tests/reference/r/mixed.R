@@ -25,11 +25,7 @@
 
 local({
 suppressPackageStartupMessages(library(lme4))
-options(warn = 1, stringsAsFactors = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"), local = TRUE)
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 source(file.path(refdir, "r", "glmer_tight.R"), local = TRUE)
 

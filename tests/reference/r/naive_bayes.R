@@ -12,11 +12,7 @@
 ## (sum ln p(class_n | x_n)), df (parameters: (K - 1 unless the prior is given) + 2 K D), aic,
 ## bic, log_joint_head10 (rows x levels), posterior_head10, posterior_colsum, class (all rows).
 
-options(warn = 1, stringsAsFactors = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"))
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 nb_case <- function(name, dataset, response, features, method = "mle", prior = NULL) {
   d <- read.csv(file.path(datadir, paste0(dataset, ".csv")), stringsAsFactors = FALSE,

@@ -17,11 +17,7 @@ suppressPackageStartupMessages({
   library(ordinal)
   library(sandwich)
 })
-options(warn = 1, stringsAsFactors = FALSE)
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"))
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 vec <- function(x) I(unname(as.vector(x)))
 mat <- function(x) { x <- as.matrix(x); dimnames(x) <- NULL; x }

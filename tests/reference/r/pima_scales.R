@@ -11,12 +11,8 @@
 ## Fields: formula, coef (glm, named by column, polished to the MLE), sd (sample SDs of the
 ## predictors, by column), sd_ratio (largest over smallest).
 
-options(warn = 1, stringsAsFactors = FALSE)
 suppressPackageStartupMessages(library(MASS))
-refdir <- file.path("tests", "reference")
-datadir <- file.path(refdir, "data")
-if (!dir.exists(datadir)) stop("run from the repository root (", datadir, " not found)")
-source(file.path(refdir, "r", "json_writer.R"))
+source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 pima <- rbind(Pima.tr, Pima.te)
 pima$y <- as.integer(pima$type == "Yes")
