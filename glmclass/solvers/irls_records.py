@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rows.blocks import Block, OneBlock, RowBlocks
+from ..rows.blocks import Block, RowBlocks
 from ..rows.gram import shift_transform
 
 
@@ -30,11 +30,7 @@ def weight_scale(blocks: RowBlocks) -> float:
     def part(b: Block) -> np.ndarray:
         return np.array([float(np.sum(b.weights)), float(b.weights.shape[0])])
 
-    if isinstance(blocks, OneBlock):  # one block in memory (a small fit): no reduction
-        w = blocks.block.weights
-        total, n = float(np.sum(w)), float(w.shape[0])
-    else:
-        total, n = blocks.reduce(part, np.zeros(2))
+    total, n = blocks.reduce(part, np.zeros(2))
     s = total / n if n > 0 else 1.0
     return float(s) if np.isfinite(s) and s > 0 else 1.0
 
