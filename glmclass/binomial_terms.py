@@ -26,6 +26,7 @@ import numpy as np
 from scipy import special
 
 from .links import HALF_LOG_2PI, normal_tail
+from .rows.constant import is_constant
 
 # |eta| above which the double-exponential links overflow; as R's cloglog mu.eta (pmin(eta, 700))
 ETA_MAX = 700.0
@@ -37,7 +38,7 @@ Terms = Callable[..., tuple[np.ndarray, np.ndarray, float]]
 def all_ones(weights: np.ndarray) -> bool:
     """Whether every weight is exactly 1, so that multiplying by the weights changes nothing
     (the default weights are a broadcast view of one cell: one comparison)."""
-    if weights.ndim == 1 and weights.strides == (0,) and weights.shape[0]:
+    if is_constant(weights):
         return bool(weights[0] == 1.0)
     return bool((weights == 1.0).all())
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..rows.constant import is_constant
+
 #: Largest magnitude whose squares, summed over a design, stay finite in float64 (about
 #: sqrt(1.8e308)): beyond it no Gram matrix or covariance can be formed.
 _SQUARE_LIMIT = 1.3e154
@@ -66,10 +68,5 @@ def check_finite(data: Any) -> None:
             f"(e.g. divide it by {10.0 ** np.floor(np.log10(big[j])):.0e})")
     for key, a in data.arrays.items():
         # a broadcast view of one value (the default weights, no offset): that value decides
-        if a is not None and not (math.isfinite(a[0]) if _one_value(a) else np.isfinite(a).all()):
+        if a is not None and not (math.isfinite(a[0]) if is_constant(a) else np.isfinite(a).all()):
             raise ValueError(f"{key} has infinite values")
-
-
-def _one_value(a: np.ndarray) -> bool:
-    """Whether ``a`` is a non-empty read-only broadcast of one value along its rows."""
-    return a.ndim == 1 and a.strides == (0,) and a.shape[0] > 0

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..families import Binomial, Family, Poisson
 from ..rows.blocks import Block
+from ..rows.constant import is_constant
 from .base import Likelihood
 
 
@@ -141,11 +142,18 @@ class NullPartials:
     def __init__(self, family: Family, intercept: float, weights: str | None) -> None:
         self.family, self.intercept, self.weights = family, float(intercept), weights
 
+    def _eta(self, blk: Block) -> np.ndarray:
+        """offset + intercept; without an offset (one broadcast value) one number for every
+        row, so the link's logs are taken once and broadcast, not once per row."""
+        off = blk.offset
+        return (off[:1] if is_constant(off) else off) + self.intercept
+
+    def deviance(self, blk: Block) -> float:
+        """The block's share of the null deviance, ``sum w d(y, mu)``."""
+        return float(np.sum(blk.weights * self.family.unit_deviance(blk.y, self._eta(blk))))
+
     def __call__(self, blk: Block) -> np.ndarray:
-        fam, w, y, off = self.family, blk.weights, blk.y, blk.offset
-        # no offset (a read-only broadcast of one value): one eta for every row, so the
-        # link's logs are taken once and broadcast, not once per row
-        eta = (off[:1] if off.strides == (0,) else off) + self.intercept
+        fam, w, y, eta = self.family, blk.weights, blk.y, self._eta(blk)
         dev = float(np.sum(w * fam.unit_deviance(y, eta)))
         if self.weights == "freq":
             ll = float(np.sum(w * fam.loglik_obs(y, eta, np.broadcast_to(1.0, w.shape), 1.0)))

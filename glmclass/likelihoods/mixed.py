@@ -41,6 +41,7 @@ from scipy.sparse.linalg import splu
 
 from ..families import Family
 from ..formula.bars import RandomBlock, z_matrix
+from ..rows.constant import is_constant
 from .glm import GLMLikelihood
 
 #: With several terms, the random effects of the first (largest) term are eliminated group by
@@ -458,7 +459,7 @@ def _chunk_weights(weights: np.ndarray, chunks: list[slice]) -> list[np.ndarray]
     weighted terms as dot products, whose rounding depends on the memory layout): slices of
     ``weights``, or for a broadcast view of one value, views of one chunk-long array of it
     (not n rows)."""
-    if weights.ndim == 1 and weights.shape[0] and weights.strides == (0,):
+    if is_constant(weights):
         size = max(c.stop - c.start for c in chunks)
         shared = np.full(size, weights[0], dtype=float)
         shared.flags.writeable = False

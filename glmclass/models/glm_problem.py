@@ -29,7 +29,8 @@ from .. import families as F
 from ..data.model_data import ModelData, check_finite
 from ..data.response import binary_response, binomial_response, encode
 from ..likelihoods.glm import NullPartials, loglik_is_saturated_minus_half_deviance
-from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows, constant
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows
+from ..rows.constant import constant, is_constant
 from ..rows.derived import Alongside, FixedColumn, held_block
 from ..rows.gram import abs_max_rows, column_abs_max, weighted_gram
 from ..solvers.control import Control
@@ -39,11 +40,6 @@ from ..solvers.solve import solve
 from .base import check_weight_facts, check_weights
 
 __all__ = ["FixedColumn", "GLMProblem", "constant", "gram_applies", "held_block", "null_record"]
-
-
-def _is_constant(a: np.ndarray) -> bool:
-    # a broadcast view; NumPy gives an empty array stride 0 too, and it has no value to read
-    return isinstance(a, np.ndarray) and a.strides == (0,) and a.shape[0] > 0
 
 
 # --- per-part functions for data not in memory (plain NumPy, run where the part lives) -----------
@@ -288,7 +284,7 @@ class GLMProblem:
         f, v = self.freq_weights, self.var_weights
         if self.rows is not None:  # lazy arrays: their lazy product
             return f * v
-        if _is_constant(f) and _is_constant(v) and f[0] == 1 and v[0] == 1:
+        if is_constant(f) and is_constant(v) and f[0] == 1 and v[0] == 1:
             return constant(1.0, f.shape[0])
         pw = f * v
         pw.flags.writeable = False
@@ -299,7 +295,7 @@ class GLMProblem:
         """Mask of the rows with positive prior weight, None when that is every row (the
         rows IRLS fits, as R's ``glm.fit``)."""
         pw = self.prior_weights
-        if _is_constant(pw) and pw[0] > 0:
+        if is_constant(pw) and pw[0] > 0:
             return None
         pos = pw > 0
         return None if pos.all() else pos
@@ -311,9 +307,9 @@ class GLMProblem:
         if self.sums is not None:
             return float(self.sums[0])
         f, v = self.freq_weights, self.var_weights
-        if _is_constant(v) and v[0] > 0:
+        if is_constant(v) and v[0] > 0:
             # the default weights of 1: their sum is the row count (exact, as f.sum() is)
-            return float(f.shape[0]) if _is_constant(f) and f[0] == 1.0 else float(f.sum())
+            return float(f.shape[0]) if is_constant(f) and f[0] == 1.0 else float(f.sum())
         return float(f[v > 0].sum())
 
     def blocks(self, X: np.ndarray | None = None) -> RowBlocks:
@@ -457,7 +453,7 @@ class GLMProblem:
         if self.data.intercept_index is None:
             return null_record(None, None if lazy else self.deviance_at(0.0))
         off = self.offset
-        if (off[0] == 0.0 if _is_constant(off) else not np.any(off)):  # the default: one cell
+        if (off[0] == 0.0 if is_constant(off) else not np.any(off)):  # the default: one cell
             # the intercept-only MLE is the weighted mean for every family and link (the score
             # is sum w (y - mu) mu'/V with mu'/V constant): no IRLS
             pw = self.prior_weights
@@ -477,14 +473,7 @@ class GLMProblem:
 
     def deviance_at(self, intercept: float) -> float:
         """Deviance at eta = offset + intercept, over row blocks (no length-n temporary)."""
-        fam = self.family
-
-        def dev(b: Block) -> float:
-            # without an offset eta is one number: the link's logs once, broadcast over y
-            eta = (np.array([b.offset[0] + intercept]) if _is_constant(b.offset)
-                   else b.offset + intercept)
-            return float(np.sum(b.weights * fam.unit_deviance(b.y, eta)))
-
+        dev = NullPartials(self.family, intercept, None).deviance
         if self._one_block:  # the one block the source would read
             return dev(Block(self.exog, self.endog, self.prior_weights, self.offset, 0))
         return self.blocks().intercept_only().reduce(dev, 0.0)

@@ -27,7 +27,8 @@ from ..numerics.linalg import NotPositiveDefinite, spd_inverse
 from ..progress import IterationLog
 from ..results.ordinal import OrderedResults
 from ..results.robust import cov_spec
-from ..rows.blocks import ArrayBlocks, Block, RowBlocks, constant
+from ..rows.blocks import ArrayBlocks, Block, RowBlocks
+from ..rows.constant import constant
 from ..solvers.control import Control
 from ..solvers.fit import Fit
 from ..solvers.solve import solve as solve_problem

@@ -15,7 +15,7 @@ from ..likelihoods import likelihood_of
 from ..likelihoods.multinomial import softmax_parts
 from ..numerics.covariance import covariance
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
-from ..rows.blocks import constant
+from ..rows.constant import constant
 from ..solvers.fit import Fit
 from ..summary import Summary
 from .base import check_which, coef_table, num, row_key

@@ -37,6 +37,7 @@ from ..errors import one_of
 from ..likelihoods import Likelihood
 from ..numerics.covariance import COV_TYPES, covariance_from_rows, hat_values_of
 from ..rows.blocks import Block, RowBlocks
+from ..rows.constant import is_constant
 
 #: Keys of ``cov_kwds`` each covariance type accepts.
 COV_KWDS = {"cluster": ("groups", "use_correction", "fix")}
@@ -397,6 +398,6 @@ def _block_weights(b: Block) -> np.ndarray:
 
 def freq_or_none(f: np.ndarray) -> np.ndarray | None:
     """Frequency weights of in-memory rows: None when every weight is 1."""
-    if f.strides == (0,) and f.size and f[0] == 1:
+    if is_constant(f) and f[0] == 1:
         return None
     return None if np.all(f == 1) else np.asarray(f, dtype=float)

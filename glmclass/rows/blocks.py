@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import labels
+from .constant import constant
 
 #: Bytes of X per block: small enough to stay in cache, large enough to amortise call overhead.
 BLOCK_BYTES = 2 * 1024 * 1024
@@ -99,30 +100,9 @@ def add_into(acc: Any, part: Any) -> Any:
     return acc + part
 
 
-def _cell(value: float) -> np.ndarray:
-    cell = np.full(1, value)
-    cell.flags.writeable = False
-    return cell
-
-
-_CELLS = {0.0: _cell(0.0), 1.0: _cell(1.0)}
-
-
-def constant(value: float, n: int) -> np.ndarray:
-    """A read-only length-n vector of one value that takes no memory (a broadcast view).
-
-    For 0 and 1 (the default offsets and weights) a stride-0 view of a read-only cell: a
-    quarter of ``np.broadcast_to``'s ~3 us, which a small fit pays for every source it builds
-    and every default its model fills in."""
-    cell = _CELLS.get(value) if type(value) is float else None
-    if cell is None:
-        return np.broadcast_to(np.float64(value), (n,))
-    return np.ndarray((n,), np.float64, buffer=cell, strides=(0,))
-
-
 def _take(a: np.ndarray | None, at: np.ndarray) -> np.ndarray | None:
-    """Rows ``at`` of ``a``; a broadcast view stays one (take() from it is 40x slower than
-    from memory, and its rows are all alike)."""
+    """Rows ``at`` of ``a``; a broadcast view stays one (its rows are all alike, and take()
+    from it is 40x slower than from memory)."""
     if a is None:
         return None
     if a.strides[0] == 0:

@@ -14,6 +14,7 @@ from ..families import Binomial, Family
 from ..links import Logit
 from ..numerics.linalg import NotPositiveDefinite, spd_solve
 from ..rows.blocks import Block
+from ..rows.constant import is_constant
 from .fit import submatrix
 from .irls_qr import QRSystem
 from .irls_records import Penalty
@@ -116,7 +117,7 @@ def start_weights(family: Family, b: Block, start_eta: Callable[[Block], np.ndar
     two rows (once per weight, in ``known``) instead of every row's link and terms (a probit's
     start costs an ``ndtri`` per row)."""
     w, y = b.weights, b.y
-    if w.strides == (0,) and w.size and y is not None and y.dtype.kind == "f":
+    if is_constant(w) and y is not None and y.dtype.kind == "f":
         ones = y == 1.0
         if (ones | (y == 0.0)).all():
             known = {} if known is None else known
