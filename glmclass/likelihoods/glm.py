@@ -17,7 +17,7 @@ import numpy as np
 
 from ..families import Binomial, Family, Poisson
 from ..rows.blocks import Block
-from ..rows.constant import is_constant
+from ..rows.constant import constant, is_constant
 from .base import Likelihood
 
 
@@ -154,9 +154,9 @@ class NullPartials:
 
     def __call__(self, blk: Block) -> np.ndarray:
         fam, w, y, eta = self.family, blk.weights, blk.y, self._eta(blk)
-        dev = float(np.sum(w * fam.unit_deviance(y, eta)))
+        dev = self.deviance(blk)
         if self.weights == "freq":
-            ll = float(np.sum(w * fam.loglik_obs(y, eta, np.broadcast_to(1.0, w.shape), 1.0)))
+            ll = float(np.sum(w * fam.loglik_obs(y, eta, constant(1.0, w.shape[0]), 1.0)))
         elif self.weights == "var":
             ll = float(np.sum(fam.loglik_obs(y, eta, np.asarray(w, dtype=float), 1.0)))
         else:
