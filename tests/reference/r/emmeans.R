@@ -40,16 +40,6 @@ polish <- function(fit) {
 }
 ctl <- glm.control(epsilon = 1e-14, maxit = 100)
 
-## a summary (emmGrid summary or data frame) as a named list of columns
-cols <- function(s) {
-  s <- as.data.frame(s)
-  out <- list()
-  for (n in names(s)) {
-    v <- s[[n]]
-    out[[n]] <- if (is.numeric(v)) vec(v) else I(as.character(v))
-  }
-  out
-}
 emm <- function(g, ...) cols(summary(g, infer = c(TRUE, TRUE), ...))
 ctr <- function(g, ...) cols(summary(g, infer = c(TRUE, TRUE), ...))
 ## joint_tests prints F.ratio to 3 decimals: the Wald chi-square (df2 = Inf) is recovered from

@@ -33,15 +33,6 @@ emm_options(msg.interaction = FALSE, msg.nesting = FALSE)
 source(file.path("tests", "reference", "r", "setup.R"), local = TRUE)
 
 source(file.path(refdir, "r", "glmer_tight.R"), local = TRUE)
-cols <- function(s) {
-  s <- as.data.frame(s)
-  out <- list()
-  for (n in names(s)) {
-    v <- s[[n]]
-    out[[n]] <- if (is.numeric(v)) vec(v) else I(as.character(v))
-  }
-  out
-}
 emm <- function(g) cols(summary(g, infer = c(TRUE, TRUE)))
 estimates <- function(m) list(fixef = vec(fixef(m)), fixef_names = I(names(fixef(m))),
                               vcov = mat(as.matrix(vcov(m))),

@@ -72,3 +72,14 @@ write_json <- function(x, name) {
 
 vec <- function(x) I(unname(as.vector(x)))
 mat <- function(x) { x <- as.matrix(x); dimnames(x) <- NULL; x }
+## a data frame (or an emmeans summary) as a named list of columns: numbers as JSON arrays,
+## the rest as strings
+cols <- function(s) {
+  s <- as.data.frame(s)
+  out <- list()
+  for (n in names(s)) {
+    v <- s[[n]]
+    out[[n]] <- if (is.numeric(v)) vec(v) else I(as.character(v))
+  }
+  out
+}
