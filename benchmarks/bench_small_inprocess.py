@@ -13,6 +13,9 @@ Run from the repository root, one BLAS thread::
 
     git worktree add /tmp/before 4b867b6
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_small_inprocess.py --other /tmp/before
+
+With ``--processes K`` the comparison runs in K fresh processes and the median ratio per n is
+printed last: the ratio of one process moves by a few per cent from one process to the next.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -86,8 +90,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--other", type=Path, required=True, help="root of the other checkout")
     ap.add_argument("--fits", type=int, default=3000)
+    ap.add_argument("--processes", type=int, default=1,
+                    help="run the comparison in this many fresh processes, one after the "
+                         "other, and print the median ratio per n (a process's own heap and "
+                         "code layout moves a 1 ms fit by a few per cent)")
     a = ap.parse_args()
-    compare(a.other, a.fits)
+    if a.processes <= 1:
+        compare(a.other, a.fits)
+        return
+    ratios: dict[int, list[float]] = {}
+    for _ in range(a.processes):
+        out = subprocess.run([sys.executable, __file__, "--other", str(a.other),
+                              "--fits", str(a.fits)], capture_output=True, text=True,
+                             check=True).stdout
+        for line in out.splitlines():
+            row = json.loads(line)
+            ratios.setdefault(row["n"], []).append(row["this / other"])
+            print(line, flush=True)
+    print(json.dumps({"median this / other": {n: float(np.median(r)) for n, r in ratios.items()},
+                      "per process": ratios}), flush=True)
 
 
 if __name__ == "__main__":

@@ -68,10 +68,8 @@ def logit_terms_for(y: np.ndarray, weights: np.ndarray) -> Terms:
         np.negative(e, out=e)
         np.exp(e, out=e)  # exp(-min(|eta|, 700))
         loglik = np.multiply(y, eta)
-        mu = np.maximum(eta, 0.0)
-        loglik -= mu
-        np.copyto(mu, e)
-        np.copyto(mu, 1.0, where=eta >= 0)
+        loglik -= np.maximum(eta, 0.0)  # (a temporary freed at once: mu takes its memory)
+        mu = np.where(eta >= 0, 1.0, e)  # (not copyto with where=: twice the calls, slower)
         ope = e + 1.0
         mu /= ope
         w = np.multiply(ope, ope, out=ope)

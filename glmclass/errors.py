@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import warnings
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-#: Frames between the package's own: functools' ``cached_property`` computing a result's value.
-_BETWEEN = (os.path.abspath(functools.__file__),)
 
 
 def one_of(choices) -> str:
@@ -22,8 +19,7 @@ def warn_user(message: str, category: type[Warning]) -> None:
     """Warn, pointing at the first frame outside glmclass (the user's call), whatever the
     depth of the package's own frames."""
     level, frame = 2, sys._getframe(1)  # stacklevel 2 is the caller of warn_user
-    while frame is not None and (os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
-                                 or os.path.abspath(frame.f_code.co_filename) in _BETWEEN):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         level, frame = level + 1, frame.f_back
     warnings.warn(message, category, stacklevel=level)
 

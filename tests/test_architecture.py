@@ -24,8 +24,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "glmclass"
 # A module may import its own floor and those below, never one above. Keys are module names or
 # package prefixes (the longest match wins); "glmclass" is the package root only.
 FLOORS = {
-    # 0: exceptions, warnings, iteration logs and the version: import nothing of the package
-    "glmclass.errors": 0, "glmclass.progress": 0, "glmclass.version": 0,
+    # 0: exceptions, warnings, iteration logs, values computed once and the version: import
+    # nothing of the package
+    "glmclass.errors": 0, "glmclass.progress": 0, "glmclass.lazy": 0, "glmclass.version": 0,
     # 1: the row source, links as data, the bundled data, and the drawing functions (they read
     # the results they are given by their public names and import nothing of the package)
     "glmclass.rows": 1, "glmclass.links": 1, "glmclass.datasets": 1, "glmclass.plot": 1,

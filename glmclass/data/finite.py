@@ -42,9 +42,10 @@ def check_finite(data: Any) -> None:
     X = data.exog
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         sq = np.einsum("ij,ij->j", X, X) if X.size else np.zeros(X.shape[1])
-    total = float(sq.sum())
-    tiny = sq < 1e-250  # all 0 (aliased, as R), or lost to underflow
-    for j in (np.flatnonzero(tiny) if tiny.any() else ()):
+    total = float(np.add.reduce(sq))
+    # a column whose squares sum to below 1e-250: all 0 (aliased, as R), or lost to underflow
+    low = np.minimum.reduce(sq, initial=np.inf) < 1e-250  # (NaN: the check below raises)
+    for j in (np.flatnonzero(sq < 1e-250) if low else ()):
         big = float(np.abs(X[:, j]).max(initial=0.0))
         if 0.0 < big < _SQUARE_FLOOR:
             raise ValueError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +22,7 @@ import pandas as pd
 from ..formula.design import build_design
 from ..formula.namespace import exposure as log_exposure
 from ..formula.spec import SpecBase
+from ..lazy import cached_property
 from .finite import check_finite  # noqa: F401  (its home before; re-exported)
 from .offsets import PREDICTED_BY_NAME, check_exposure, fold_exposure, named_columns
 from .pieces import reduce_model_rows

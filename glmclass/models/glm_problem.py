@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from .. import families as F
 from ..data.model_data import ModelData, check_finite
 from ..data.response import binary_response, binomial_response, encode
+from ..lazy import cached_property
 from ..likelihoods.glm import NullPartials, loglik_is_saturated_minus_half_deviance
 from ..rows.blocks import ArrayBlocks, Block, RowBlocks, block_rows
 from ..rows.constant import constant, is_constant

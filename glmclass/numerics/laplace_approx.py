@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy import optimize
 
+from ..lazy import cached_property
 from ..plot.laplace import laplace_density
 from .laplace import log_normaliser
 from .linalg import NotPositiveDefinite, spd_inverse, spd_solve

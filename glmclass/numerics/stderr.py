@@ -40,14 +40,15 @@ def standard_errors(variances: np.ndarray, names: Any) -> np.ndarray:
     """
     v = np.asarray(variances, dtype=float)
     negative = v < 0
-    if negative.any():
-        names = names() if callable(names) else names
-        which = ", ".join(repr(_label(n)) for n, bad in zip(names, negative, strict=True) if bad)
-        warn_user(f"the covariance has a negative variance for {which}: its standard error, "
-                  "z statistic, p-value and interval are NaN. A two-way cluster-robust "
-                  "covariance can be indefinite; fit(cov_type='cluster', cov_kwds={'groups': "
-                  "[...], 'fix': True}) sets its negative eigenvalues to zero (R's "
-                  "sandwich::vcovCL(fix = TRUE))", GlmclassWarning)
+    if not negative.any():  # the common case (NaN, of aliased coefficients, stays NaN)
+        return np.sqrt(v)
+    names = names() if callable(names) else names
+    which = ", ".join(repr(_label(n)) for n, bad in zip(names, negative, strict=True) if bad)
+    warn_user(f"the covariance has a negative variance for {which}: its standard error, "
+              "z statistic, p-value and interval are NaN. A two-way cluster-robust "
+              "covariance can be indefinite; fit(cov_type='cluster', cov_kwds={'groups': "
+              "[...], 'fix': True}) sets its negative eigenvalues to zero (R's "
+              "sandwich::vcovCL(fix = TRUE))", GlmclassWarning)
     return np.sqrt(np.where(negative, np.nan, v))
 
 

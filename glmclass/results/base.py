@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from ..errors import one_of
+from ..lazy import cached_property
 
 
 def row_key(index: pd.Index, freq_weights: np.ndarray | None, rows: int = 65536) -> str:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import textwrap
 import warnings
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from .. import links as L
 from ..errors import GlmclassWarning
+from ..lazy import cached_property
 from ..numerics import laplace
 from ..numerics.laplace_approx import LaplaceApproximation
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse

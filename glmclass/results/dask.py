@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Callable
-from functools import cache, cached_property, wraps
+from functools import cache, wraps
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..data.model_data import ModelData, is_dask
 from ..data.response import encode
+from ..lazy import cached_property
 
 #: Cached results attributes that depend on the rows: never carried into a detached or local
 #: copy (they are recomputed there from the rows that copy holds).

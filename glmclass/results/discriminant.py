@@ -7,12 +7,11 @@ tells :func:`glmclass.compare` so, and ``llf_conditional`` gives the comparable 
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 import pandas as pd
 
 from ..data.model_data import output_index
+from ..lazy import cached_property
 from ..numerics import discriminant as nd
 from ..summary import Summary
 from .base import CriteriaMixin, check_which, row_key

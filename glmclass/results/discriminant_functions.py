@@ -8,13 +8,12 @@ that says why and what to use instead; scores and labels follow the prediction c
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 import pandas as pd
 from scipy import linalg
 
 from ..data.model_data import output_index
+from ..lazy import cached_property
 from ..numerics.discriminant import ClassMoments
 from ..rows.blocks import Block
 from ..solvers.fit import Fit

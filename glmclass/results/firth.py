@@ -19,7 +19,6 @@ regression. *Statistics in Medicine* 21, 2409-2419.
 from __future__ import annotations
 
 import warnings
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -27,6 +26,7 @@ from scipy import stats
 from scipy.special import expit
 
 from ..errors import GlmclassWarning
+from ..lazy import cached_property
 from ..solvers.control import Control
 from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line

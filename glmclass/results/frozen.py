@@ -3,9 +3,10 @@
 Every results class of the package derives from :class:`FrozenResults`: its constructor sets
 every attribute, and once the outermost ``__init__`` has returned, assigning or deleting an
 attribute raises an AttributeError that names it. Each derived number is a
-:class:`functools.cached_property`, which writes the instance ``__dict__`` directly (assignment
-rules do not see it), so cached values still work; pickling restores the ``__dict__`` as it
-was, frozen. A changed copy is made with :meth:`FrozenResults.replaced`.
+:class:`~glmclass.lazy.cached_property` (functools' without its lock), which writes the
+instance ``__dict__`` directly (assignment rules do not see it), so cached values still work;
+pickling restores the ``__dict__`` as it was, frozen. A changed copy is made with
+:meth:`FrozenResults.replaced`.
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from ..errors import GlmclassWarning
+from ..lazy import cached_property
 from ..likelihoods import likelihood_of
 from ..numerics.covariance import covariance, hat_values
 from ..numerics.linalg import NotPositiveDefinite, spd_inverse
@@ -284,8 +284,7 @@ class GLMResults(MaximumLikelihoodReport, GLMBaseResults, LikelihoodResults, Tid
         ``_fit.information``, kept accurate through its shifted form), None when it is not
         positive definite."""
         try:
-            with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf entries
-                return self._fit.gram_inverse(self._keep)
+            return self._fit.gram_inverse(self._keep)
         except NotPositiveDefinite:
             return None
 

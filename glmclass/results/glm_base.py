@@ -9,12 +9,11 @@ classes each define their own covariance and report.
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 import pandas as pd
 
 from ..data.model_data import ModelData
+from ..lazy import cached_property
 from ..solvers.fit import Fit
 from .base import check_which, row_key
 from .dask import RowOutputs, new_rows_of, rows_of, shallow_copy, total_of

@@ -23,12 +23,11 @@ R Core Team: ``influence.measures`` (stats package).
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..lazy import cached_property
 from ..numerics.linalg import spd_inverse
 from .dask import RowOutputs, is_property_body, lazy_rows
 

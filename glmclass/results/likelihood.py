@@ -24,13 +24,13 @@ raises (:mod:`glmclass.results.frozen`). A changed copy is made with ``replaced(
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..lazy import cached_property
 from ..numerics.stderr import standard_errors
 from ..summary import Summary
 from . import deviance_tables as DT
@@ -140,9 +140,8 @@ class LikelihoodResults(LikelihoodMixin, FrozenResults):
         inverse = self.solver_inverse
         if inverse is None:
             return np.full(self.n_equations * int(np.count_nonzero(self.estimable)), np.inf)
-        var = inverse.diagonal()
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
+        var = inverse.diagonal()  # (no NaN or negative value reaches the sqrt: no errstate)
+        return np.sqrt(np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf))
 
     def critical_value(self, alpha: float) -> float:
         """The two-sided critical value of level ``alpha`` of the Wald statistics (normal, or

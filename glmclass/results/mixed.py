@@ -15,13 +15,13 @@ Statistical Software* 67(1); lme4 ``R/lmer.R`` (``vcov.merMod``, ``isSingular``,
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..formula.spec import plain_value
+from ..lazy import cached_property
 from ..likelihoods.mixed import Modes
 from ..summary import Summary
 from .base import check_which, row_key

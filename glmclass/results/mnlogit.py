@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -11,6 +10,7 @@ import pandas as pd
 from ..data.model_data import ModelData
 from ..data.response import encode
 from ..errors import GlmclassWarning
+from ..lazy import cached_property
 from ..likelihoods import likelihood_of
 from ..likelihoods.multinomial import softmax_parts
 from ..numerics.covariance import covariance

@@ -3,11 +3,10 @@ distributions (Bernoulli probabilities theta, or normal means and variances)."""
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 import pandas as pd
 
+from ..lazy import cached_property
 from ..numerics import naive_bayes as nnb
 from ..summary import Summary
 from .discriminant import GenerativeResults

@@ -14,13 +14,13 @@ Venables, W. N. and Ripley, B. D. (2002). *Modern Applied Statistics with S*, §
 from __future__ import annotations
 
 import warnings
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from ..errors import GlmclassWarning
+from ..lazy import cached_property
 from ..likelihoods import likelihood_of
 from ..summary import Summary
 from .base import check_which, coef_table, num, row_key

@@ -3,11 +3,10 @@ ambiguous points of the one-vs-rest / one-vs-one multiclass schemes."""
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 import pandas as pd
 
+from ..lazy import cached_property
 from ..rows.blocks import Block
 from ..summary import Summary
 from .base import check_which

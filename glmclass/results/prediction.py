@@ -25,13 +25,13 @@ R Core Team, ``predict.glm`` (stats package).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from ..lazy import cached_property
 from ..numerics.covariance import hat_values
 from ..numerics.stderr import quadratic_form_errors
 from .base import check_which

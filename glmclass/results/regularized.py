@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from ..lazy import cached_property
 from ..likelihoods import MultinomialLikelihood, likelihood_of
 from ..solvers.fit import Fit
 from ..summary import Summary, modelled_line

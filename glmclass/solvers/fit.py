@@ -136,7 +136,7 @@ class Fit:
         # the fields a solver gives, the others read from the class defaults: a solver's
         # record costs one dict update, not thirty frozen assignments (a fit at n = 50 takes
         # ~0.3 ms, so the ~5 us of the generated __init__ would show)
-        if fields.keys() - _NAMES or "coef" not in fields:
+        if not fields.keys() <= _NAMES or "coef" not in fields:
             unknown = sorted(fields.keys() - _NAMES) or ["coef (missing)"]
             raise TypeError(f"Fit got {unknown[0]!r}; its fields are {sorted(_NAMES)}")
         self.__dict__.update(fields)
@@ -165,8 +165,9 @@ class Fit:
             return spd_inverse(submatrix(self.gram, sel))
         tinv = np.linalg.inv(submatrix(self.transform, sel))  # I - e_i s': exact
         inner = spd_inverse(submatrix(self.gram_shifted, sel))
-        out = tinv @ inner @ tinv.T
-        return out / 2.0 + out.T / 2.0
+        with np.errstate(over="ignore", invalid="ignore"):  # near-singular: inf entries
+            out = tinv @ inner @ tinv.T
+            return out / 2.0 + out.T / 2.0
 
 
 _NAMES = frozenset(f.name for f in dataclasses.fields(Fit))

@@ -92,7 +92,8 @@ def block_terms(blocks: RowBlocks, family: Family) -> Terms:
             w, u, dev = single_terms(eta_b, obs)
         else:
             w, u, dev = family.irls_terms(b.y, eta_b, b.weights, observed=obs)
-        if check and not valid(eta_b):  # outside the domain: the step gets halved
+        # outside the domain: the step gets halved
+        if check and (not math.isfinite(dev) if valid is None else not valid(eta_b)):
             dev = np.inf
         if not wz:
             return w, u, dev

@@ -38,8 +38,10 @@ def use_sampled(control: Control, blocks: RowBlocks, keep: np.ndarray,
     :data:`~glmclass.solvers.sampled.SAMPLED_MIN_ROWS` rows on a source that can sample its
     Hessians) with the columns ``keep``."""
     if control.direction == "auto":
+        if not blocks.sample_hessians:  # (rows in memory held as one block, e.g.)
+            return False
         rows = sampled.SAMPLED_MIN_ROWS * (CANONICAL_ROWS_FACTOR if family.is_canonical else 1.0)
-        return blocks.sample_hessians and blocks.n_rows >= rows and bool(keep.any())
+        return blocks.n_rows >= rows and bool(keep.any())
     return control.direction == "sampled" and bool(keep.any())
 
 

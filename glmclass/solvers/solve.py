@@ -30,10 +30,10 @@ from .perceptron import rosenblatt
 
 
 def _family(problem: Any) -> Family:
+    if isinstance(problem, Family):  # (the common call: checked first)
+        return problem
     if isinstance(problem, GLMLikelihood):
         return problem.family
-    if isinstance(problem, Family):
-        return problem
     raise TypeError(f"method='irls' solves a GLM: pass a glmclass family or a GLMLikelihood, "
                     f"got {type(problem).__name__}")
 

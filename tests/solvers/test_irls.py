@@ -320,17 +320,30 @@ def test_a_known_valid_interval_never_admits_an_invalid_eta():
     assert probit(np.array([-3.0, 2.0])) and not probit(np.array([0.0, np.inf]))
 
 
-def test_the_logit_domain_check_is_finiteness_and_agrees_with_family_valid():
-    """For exactly Binomial(Logit()) log V is finite at every finite eta: the check decides on
-    the extremes' finiteness alone, with family.valid's answer on every block."""
+def test_the_logit_domain_is_decided_by_the_deviance_as_family_valid_decides_it():
+    """For exactly Binomial(Logit()) the domain is every finite eta, and the closed-form terms
+    give a non-finite deviance at any infinite or NaN eta: the checked terms leave out the
+    min and max per pass and give, on every block, the deviance family.valid's check gives
+    (inf outside the domain; the overflowing sum of a huge but finite eta is inf either way)."""
     fam = F.Binomial(link=L.Logit())
-    check = irls_steps.domain_check(fam)
+    assert irls_steps.domain_check(fam) is None
+    assert irls_steps.domain_check(F.Binomial(link=L.Probit())) is not None
     big = np.finfo(float).max
     blocks = [np.array([-3.0, 1.0]), np.array([-big, big]), np.array([800.0, -800.0]),
               np.array([1e300, 2.0]), np.array([0.0, np.nan]), np.array([np.inf, 0.0]),
-              np.array([-np.inf]), np.array([5e-324, -5e-324])]
-    for b in blocks:
-        assert check(b) == fam.valid(b), b
+              np.array([-np.inf, 1.0]), np.array([5e-324, -5e-324]), np.array([np.nan, np.inf])]
+    for y in ([0.0, 1.0], [1.0, 0.0], [0.3, 1.0]):
+        for w in (None, [2.0, 0.5]):
+            for eta in blocks:
+                src = ArrayBlocks(np.ones((2, 1)), np.array(y),
+                                  None if w is None else np.array(w))
+                for rows in (src, src.gathered()):  # closed-form terms, one block or many
+                    terms = irls_exact.block_terms(rows, fam)
+                    block = next(iter(rows.stream()))
+                    with np.errstate(all="ignore"):
+                        dev = terms(block, eta, False, check=True)[2]
+                        raw = terms(block, eta, False, check=False)[2]
+                    assert dev == (raw if fam.valid(eta) else np.inf), (y, w, eta, dev, raw)
 
 
 #: The IRLS stack from the bottom up: each module imports only modules before it.
