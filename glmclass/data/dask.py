@@ -15,7 +15,8 @@ labels (:mod:`glmclass.data.parts`). Nothing of length N is ever held on the cli
 2. every partition's design is built with NumPy when the formula allows
    (:mod:`glmclass.formula.fast_design`), else with patsy; the parts are persisted in the
    cluster's memory when they fit (:func:`persist_budget`), otherwise every pass re-reads
-   and rebuilds them from the source (the used columns only);
+   and rebuilds them from the source (the used columns only; the string columns of
+   categorical factors are read once, and their level codes held in memory);
 3. the same pass gives per-partition *facts* (rows kept and dropped, the response's values,
    column checks and scales, sums of the weights and the response, a fingerprint of the
    rows), merged on the client into :class:`DataFacts`: no model needs a pass of its own
@@ -54,11 +55,13 @@ from .parts import (
     build_report,
     check_counts,
     formula_part,
+    level_codes,
     merge_facts,
     merge_witnesses,
     numeric_column_names,
     part_facts,
     take_part_columns,
+    with_level_codes,
     witness_of,
 )
 from .pieces import fold_part
@@ -77,26 +80,6 @@ def _get(part: tuple, i: int):
     return part[i]
 
 
-def _budget() -> float:
-    """Bytes the parts may take to be persisted: half the cluster's memory under a
-    distributed client, else half of this machine's available memory."""
-    try:
-        from distributed import default_client
-
-        info = default_client().scheduler_info(n_workers=-1)
-        limits = [w.get("memory_limit", 0) or 0 for w in info.get("workers", {}).values()]
-        if limits and all(limits):
-            return 0.5 * float(sum(limits))
-    except (ImportError, ValueError, TypeError):
-        pass
-    try:
-        import psutil
-
-        return 0.5 * float(psutil.virtual_memory().available)
-    except ImportError:  # pragma: no cover - psutil comes with distributed
-        return 0.0
-
-
 def persist_budget(nbytes: float) -> bool:
     """Whether parts of about ``nbytes`` are persisted (see :data:`PERSIST`)."""
     policy = PERSIST
@@ -106,7 +89,7 @@ def persist_budget(nbytes: float) -> bool:
         return False
     if isinstance(policy, bool):
         return policy
-    return nbytes <= _budget()
+    return nbytes <= dask_rows.memory_budget()
 
 
 def _finish(parts_and_drops: list, names: list, endog_name: str, recipe, formula, missing,
@@ -180,7 +163,9 @@ class DaskModelData(ModelData):
         Whether the parts are held in the cluster's memory.
     timings : dict
         Seconds the build took: ``design_s`` (learning the formula's design, in
-        ``design_passes`` passes), ``facts_s`` (building, persisting and checking the parts).
+        ``design_passes`` passes), ``codes_s`` (holding the level codes of the string columns
+        ``held``; a distributed client runs it alongside the facts), ``facts_s`` (building,
+        persisting and checking the parts).
     """
 
     parts: tuple = ()
@@ -300,7 +285,6 @@ class DaskModelData(ModelData):
             tasks = [delayed(fn)(p, next(chunks), *args)
                      for p, n in zip(self.parts, self.lengths, strict=True) if n]
         return functools.reduce(add, dask_rows.compute(*tasks, what="sums"))
-
 
     def cluster_labels(self, groups, columns: list | None) -> tuple:
         """Cluster labels of the rows used, one lazy piece per partition, their names and
@@ -577,13 +561,23 @@ def from_dask_formula(formula: str, data, missing: str = "drop", eval_env=None,
         recipe = learn_design(formula, pieces, columns, eval_env, extra, exclude)
         passes = 2
     timings = {"design_s": time.perf_counter() - t0, "design_passes": passes}
+    p = len(recipe.column_names)
+    nbytes = float(witness.rows) * (p + 4) * 8.0
     delayed_frames = frame.to_delayed()
+    held = recipe.level_columns()
+    if held and len(held) < len(cols) and not persist_budget(nbytes):
+        # the parts are read again every pass: hold the strings' level codes (a byte a row)
+        t1 = time.perf_counter()
+        codes = dask_rows.persist(*[delayed(level_codes, pure=True)(f, held)
+                                    for f in data[list(held)].to_delayed()], what="level codes")
+        rest = data[[c for c in cols if c not in held]].to_delayed()
+        delayed_frames = [delayed(with_level_codes, pure=True)(f, c, held, cols)
+                          for f, c in zip(rest, codes, strict=True)]
+        timings.update(codes_s=time.perf_counter() - t1, held=list(held))
     shared = literal(recipe, "recipe")  # one node: sent once per worker, not per partition
     parts = [delayed(formula_part, pure=True)(f, shared, {k: v[i] for k, v in aligned.items()},
                                                missing)
              for i, f in enumerate(delayed_frames)]
-    p = len(recipe.column_names)
-    nbytes = float(witness.rows) * (p + 4) * 8.0
     return _finish(parts, recipe.column_names, recipe.endog_name, recipe, formula, missing,
                    nbytes, named_exposure or arrays.get("exposure") is not None, timings,
                    frame=data)

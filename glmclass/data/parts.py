@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataWarning, warn_user
+from ..formula.fast_design import level_codes_of
 from ..formula.incremental import PartitionDesign, Witness
 from ..formula.spec import complete_rows
 from .labelled import ByLabel
@@ -420,6 +421,29 @@ def take_part_columns(part: tuple, cols: np.ndarray) -> tuple:
     return (np.ascontiguousarray(X[:, cols]), y, arrays, index)
 
 
+def level_codes(frame: pd.DataFrame, levels: dict) -> dict:
+    """The level codes of a partition's columns ``levels`` names (``{column: levels}``, see
+    :meth:`~glmclass.formula.incremental.PartitionDesign.level_columns`): -1 where the value
+    is missing (or in no complete row, so in no level), a byte per row up to 127 levels."""
+    out = {}
+    for c, lv in levels.items():
+        codes = level_codes_of(frame[c], lv)
+        out[c] = codes.astype(np.int8 if len(lv) < 128 else np.int16 if len(lv) < 32768 else
+                              np.int32)
+    return out
+
+
+def with_level_codes(frame: pd.DataFrame, codes: dict, levels: dict, columns: list
+                     ) -> pd.DataFrame:
+    """A partition's ``columns`` from its other columns read again and the held level codes
+    of the columns ``levels`` names, as categoricals of those levels (whose codes the design
+    reads as they are; a missing value stays missing)."""
+    out = frame.copy(deep=False)
+    for c, lv in levels.items():
+        out[c] = pd.Categorical.from_codes(codes[c], categories=list(lv))
+    return out[columns]
+
+
 def witness_of(piece: pd.DataFrame, used: list) -> Witness:
     """The distinct values of one partition's complete rows (levels are learned on the rows
     the fit uses, as in memory)."""
@@ -458,6 +482,10 @@ def build_report(timings: dict, persisted: bool) -> str | None:
         n = timings.get("design_passes", 1)
         out.append(f"design: {n} pass{'es' if n != 1 else ''}, {timings['design_s']:.3f} s")
     how = "persisted" if persisted else "not persisted: rebuilt every pass"
+    if "codes_s" in timings:
+        held = ", ".join(repr(c) for c in timings.get("held", ()))
+        out.append(f"level codes of {held} held in memory: 1 pass, {timings['codes_s']:.3f} s")
+        how = "not persisted: rebuilt every pass from the held codes and the other columns"
     out.append(f"parts: built and checked in {timings.get('facts_s', 0.0):.3f} s ({how})")
     return "; ".join(out)
 

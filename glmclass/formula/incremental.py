@@ -227,6 +227,29 @@ class PartitionDesign:
         code = codes[0]
         return code[3:-2] if code.startswith(("Q('", 'Q("')) else code
 
+    def level_columns(self) -> dict:
+        """The data columns read only as categorical factors of string levels, with those
+        levels: ``{column: levels}`` (empty unless NumPy builds the design, :attr:`fast`).
+
+        A piece's design needs no more of such a column than each row's level code: a source
+        that reads the data again for every pass may hold the codes (a byte per row) instead
+        of reading and hashing the strings every time. A column the response, an offset or a
+        numeric term also reads is left out, and so is one read with two sets of levels.
+        """
+        if self.fast is None or self.parsed is None:
+            return {}
+        levels: dict = {}
+        other = names_in(list(self.parsed.lhs) + list(self.parsed.offsets))
+        for term in self.fast:
+            if term[0] == "num":
+                other.add(str(term[1]))
+            elif term[0] == "cat":
+                column, lv = term[1], term[2]
+                if not all(isinstance(v, str) for v in lv) or levels.get(column, lv) != lv:
+                    other.add(str(column))
+                levels[column] = lv
+        return {c: lv for c, lv in levels.items() if str(c) not in other}
+
     def env(self) -> patsy.EvalEnvironment:
         """The environment the formula's names are looked up in: the one the design was
         learned in, or (after unpickling) the recipe's ``names`` with the safe namespace."""
@@ -295,6 +318,9 @@ class PartitionDesign:
         keep = _complete(pos, self.used)
         rows = pos if keep.all() else pos[keep]
         x = fast_design(self.fast, rows) if self.fast is not None else None
+        # NumPy's design copies complete numeric columns and rows of contrast matrices: it
+        # makes no NaN, and the sum that looks for one costs a fifth of its own time
+        transformed = x is None
         if x is None and self.plain is not None:
             x = self._plain_design(rows)
         if x is None:
@@ -305,7 +331,7 @@ class PartitionDesign:
                 raise ValueError(patsy_message(exc, self.formula, frame)) from None
             x = np.asarray(x, dtype=float).reshape(len(rows),
                                                    len(self.column_names) + len(self.offsets))
-        made_nan = np.isnan(x).any(axis=1) if np.isnan(x.sum()) else None
+        made_nan = np.isnan(x).any(axis=1) if transformed and np.isnan(x.sum()) else None
         if made_nan is not None:
             keep[np.flatnonzero(keep)[made_nan]] = False
             x = x[~made_nan]

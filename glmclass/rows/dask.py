@@ -107,6 +107,26 @@ def persist(*graphs, what: str) -> tuple:
     return dask.persist(*graphs)
 
 
+def memory_budget() -> float:
+    """Bytes a source's parts may take to be persisted: half the cluster's memory under a
+    distributed client, else half of this machine's available memory."""
+    try:
+        from distributed import default_client
+
+        info = default_client().scheduler_info(n_workers=-1)
+        limits = [w.get("memory_limit", 0) or 0 for w in info.get("workers", {}).values()]
+        if limits and all(limits):
+            return 0.5 * float(sum(limits))
+    except (ImportError, ValueError, TypeError):
+        pass
+    try:
+        import psutil
+
+        return 0.5 * float(psutil.virtual_memory().available)
+    except ImportError:  # pragma: no cover - psutil comes with distributed
+        return 0.0
+
+
 @dataclass(frozen=True)
 class View:
     """How a partition's ArrayBlocks is derived from its arrays (small and picklable).
