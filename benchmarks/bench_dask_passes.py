@@ -10,7 +10,9 @@ benchmark builds ``Logit.from_formula("y ~ x0 + ... + x9 + C(g)", dd.read_parque
 - the same X'X, reading every column the fit reads (y and g too);
 - one pass of glmclass's IRLS (``rows.gram.fused_pass`` with the fit's own block terms, at
   fixed coefficients): each partition read, its design built, and X'WX, X'Wz and the
-  deviance formed where it lives.
+  deviance formed where it lives;
+- with ``--strings-too``, the same pass of a second model built with no level codes held
+  (``PartitionDesign.level_columns`` giving none): the strings of g read every pass.
 
 It prints one JSON line per round and a summary with the medians and the ratios of a pass to
 each baseline. A LocalCluster of ``--workers`` processes, 1 thread and ``--memory-limit``
@@ -34,7 +36,8 @@ import numpy as np
 from bench_dask import IO_COLS, IO_FORMULA, _xtx
 
 
-def passes(data: str, workers: int, memory_limit: str, repeats: int) -> dict:
+def passes(data: str, workers: int, memory_limit: str, repeats: int,
+           strings_too: bool = False) -> dict:
     """The alternated timings (see the module docstring); returns the summary."""
     import dask
     import dask.dataframe as dd
@@ -67,6 +70,17 @@ def passes(data: str, workers: int, memory_limit: str, repeats: int) -> dict:
         "glmclass IRLS pass": lambda: fused_pass(
             rows, None, lambda b, e: terms(b, e, False, True, wz=True), coef=coef),
     }
+    if strings_too:
+        from glmclass.formula.incremental import PartitionDesign
+
+        held = PartitionDesign.level_columns
+        PartitionDesign.level_columns = lambda self: {}
+        try:
+            plain = gc.Logit.from_formula(IO_FORMULA, ddf).problem.rows
+        finally:
+            PartitionDesign.level_columns = held
+        steps["glmclass IRLS pass, strings read every pass"] = lambda: fused_pass(
+            plain, None, lambda b, e: terms(b, e, False, True, wz=True), coef=coef)
     times: dict[str, list[float]] = {k: [] for k in steps}
     for rep in range(repeats):
         for name, step in steps.items():
@@ -78,11 +92,15 @@ def passes(data: str, workers: int, memory_limit: str, repeats: int) -> dict:
     cluster.close()
     med = {k: statistics.median(v) for k, v in times.items()}
     one = med["glmclass IRLS pass"]
-    return {"data": data, "workers": workers, "memory_limit": memory_limit,
-            "repeats": repeats, "load1": os.getloadavg()[0], "median_s": med,
-            "pass / numeric X'X": one / med["dask X'X, numeric columns read"],
-            "pass / used-column X'X": one / med["dask X'X, every used column read"],
-            "all_s": times}
+    out = {"data": data, "workers": workers, "memory_limit": memory_limit,
+           "repeats": repeats, "load1": os.getloadavg()[0], "median_s": med,
+           "pass / numeric X'X": one / med["dask X'X, numeric columns read"],
+           "pass / used-column X'X": one / med["dask X'X, every used column read"],
+           "all_s": times}
+    if strings_too:
+        out["strings read every pass / level codes held"] = (
+            med["glmclass IRLS pass, strings read every pass"] / one)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -91,8 +109,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="1.5GB")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--strings-too", action="store_true",
+                    help="also time the pass of a model that holds no level codes")
     a = ap.parse_args(argv)
-    print(json.dumps(passes(a.data, a.workers, a.memory_limit, a.repeats)), flush=True)
+    print(json.dumps(passes(a.data, a.workers, a.memory_limit, a.repeats, a.strings_too)),
+          flush=True)
 
 
 if __name__ == "__main__":
