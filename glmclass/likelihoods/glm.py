@@ -148,13 +148,15 @@ class NullPartials:
         off = blk.offset
         return (off[:1] if is_constant(off) else off) + self.intercept
 
-    def deviance(self, blk: Block) -> float:
-        """The block's share of the null deviance, ``sum w d(y, mu)``."""
-        return float(np.sum(blk.weights * self.family.unit_deviance(blk.y, self._eta(blk))))
+    def deviance(self, blk: Block, eta: np.ndarray | None = None) -> float:
+        """The block's share of the null deviance, ``sum w d(y, mu)`` (``eta``: the block's
+        :meth:`_eta` when the caller has it)."""
+        eta = self._eta(blk) if eta is None else eta
+        return float(np.sum(blk.weights * self.family.unit_deviance(blk.y, eta)))
 
     def __call__(self, blk: Block) -> np.ndarray:
         fam, w, y, eta = self.family, blk.weights, blk.y, self._eta(blk)
-        dev = self.deviance(blk)
+        dev = self.deviance(blk, eta)
         if self.weights == "freq":
             ll = float(np.sum(w * fam.loglik_obs(y, eta, constant(1.0, w.shape[0]), 1.0)))
         elif self.weights == "var":

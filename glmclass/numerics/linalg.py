@@ -253,6 +253,13 @@ def cholesky(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return c, d
 
 
+def _unscaled_solve(c: np.ndarray, d: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a x = b`` from the factor ``(c, d)`` of ``a = D C'C D`` (:func:`cholesky`)."""
+    bd = b / d if b.ndim == 1 else b / d[:, None]
+    x, _ = _POTRS(c, bd, lower=0)
+    return x / d if x.ndim == 1 else x / d[:, None]
+
+
 def spd_solve(a: np.ndarray, b: np.ndarray,
               factor: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Solve ``a x = b`` for symmetric positive definite ``a`` through Cholesky.
@@ -264,14 +271,10 @@ def spd_solve(a: np.ndarray, b: np.ndarray,
         return np.array(b, dtype=float)
     c, d = cholesky(a) if factor is None else factor
     if np.minimum.reduce(d) >= 1.0:  # dividing by d cannot overflow: no errstate (~2.5 us)
-        bd = b / d if b.ndim == 1 else b / d[:, None]
-        x, _ = _POTRS(c, bd, lower=0)
-        x = x / d if x.ndim == 1 else x / d[:, None]
+        x = _unscaled_solve(c, d, b)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
-            bd = b / d if b.ndim == 1 else b / d[:, None]
-            x, _ = _POTRS(c, bd, lower=0)
-            x = x / d if x.ndim == 1 else x / d[:, None]
+            x = _unscaled_solve(c, d, b)
     if not _all(np.isfinite(x)):  # the factor exists but the solution leaves float range
         raise NotPositiveDefinite("numerically singular: the solution overflows")
     return x
